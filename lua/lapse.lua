@@ -1,0 +1,629 @@
+#!lua name=lapse
+--[[
+lapse: the Redis-side half of lapse, a Redis Functions library (Redis >= 7.0).
+
+Every operation that touches lapse's keys is here, so that the reactor, the
+`lapse` command and applications in any language share one implementation
+and one set of atomic guarantees. Due times are milliseconds since the
+epoch on this server's clock (TIME); no client clock is trusted.
+
+Keys of namespace NS (all share the hash tag {NS}, hence one cluster slot):
+
+  lapse:{NS}:due      ZSET    id -> due ms; the source of truth
+  lapse:{NS}:jobs     HASH    id -> event record (below)
+  lapse:{NS}:t:<id>   STRING  trigger key, expires at the due time
+  lapse:{NS}:wake     channel PUBLISHed with the due ms when a schedule
+                              makes a new earliest event
+  lapse:{NS}:fired    STREAM  sink "stream"
+  lapse:{NS}:ready    LIST    sink "list"
+
+The event record is a MessagePack map: p = payload (bytes), a = number of
+times the event has fired so far, c = creation time (ms). Readers ignore
+keys they do not know.
+
+Firing is "claiming": ZREM of the id from the due ZSET is the
+compare-and-set; it succeeds for exactly one caller, and the hand-off to
+the sink happens in the same atomic call, so every event is handed off
+exactly once. Nothing is claimed before its due time on this server's
+clock.
+
+Callers pass every key they name in KEYS; each function checks that KEYS
+are the names of the namespace in ARGV and refuses anything else before it
+writes. lapse_sweep is the exception the design forces: it deletes the
+trigger keys of the events it claims, which cannot be known before the
+call; they share the {NS} hash tag and so the slot of KEYS[1].
+
+Errors are raised before any write: a refused call changes nothing.
+]]
+
+local VERSION = 1
+
+-- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
+local NS_MAX = 64
+local ID_MAX = 512
+local PAYLOAD_MAX_DEFAULT = 1048576
+local DURATION_MAX = 100 * 365 * 86400 * 1000
+local TIME_MAX = 253402300799999
+local BATCH_MAX = 4096
+
+-- Refuse a call: raise an error that api() turns into a plain error reply
+-- (without the script location Redis adds to errors raised by scripts).
+local function fail(fmt, ...)
+	error({ lapse = 'ERR ' .. string.format(fmt, ...) })
+end
+
+local function api(fn)
+	return function(keys, args)
+		local ok, r = pcall(fn, keys, args)
+		if ok then
+			return r
+		end
+		if type(r) == 'table' and r.lapse then
+			return redis.error_reply(r.lapse)
+		end
+		error(r)
+	end
+end
+
+local function now_ms()
+	local t = redis.call('TIME')
+	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- A whole number written in decimal digits only (no sign, exponent or
+-- spaces), at most max. Returns the number or nil.
+local function whole(s, max)
+	if type(s) ~= 'string' or not s:match('^%d+$') or #s > 16 then
+		return nil
+	end
+	local n = tonumber(s)
+	if n > max then
+		return nil
+	end
+	return n
+end
+
+-- Render bytes for an error message: printable ASCII as is, the rest as
+-- \xHH, at most 64 bytes.
+local function show(s)
+	local cut = #s > 64
+	if cut then
+		s = s:sub(1, 64)
+	end
+	s = s:gsub('[^\33-\91\93-\126]', function(c)
+		if c == '\\' then
+			return '\\\\'
+		end
+		return string.format('\\x%02x', c:byte())
+	end)
+	if cut then
+		s = s .. '...'
+	end
+	return s
+end
+
+local function check_ns(ns)
+	if ns == nil or ns == '' then
+		fail('bad namespace "": empty')
+	end
+	if #ns > NS_MAX then
+		fail('bad namespace "%s": longer than %d bytes', show(ns), NS_MAX)
+	end
+	if ns:find('[^A-Za-z0-9_.%-]') then
+		fail('bad namespace "%s": only letters, digits, \'_\', \'.\' ' ..
+		    'and \'-\' are allowed', show(ns))
+	end
+end
+
+local function check_id(id)
+	if id == nil or id == '' then
+		fail('bad id: empty')
+	end
+	if #id > ID_MAX then
+		fail('bad id: longer than %d bytes (%d)', ID_MAX, #id)
+	end
+	local at = id:find('[%z\1-\32\127]')
+	if at then
+		fail('bad id "%s": byte 0x%02x at offset %d is not allowed ' ..
+		    '(ids are bytes 0x21-0x7e and 0x80-0xff)', show(id),
+		    id:byte(at), at - 1)
+	end
+end
+
+local function prefix(ns)
+	return 'lapse:{' .. ns .. '}:'
+end
+
+-- Check that the caller passed the key names of namespace ns, in order.
+local function check_keys(keys, want)
+	for i, name in ipairs(want) do
+		if keys[i] ~= name then
+			fail('KEYS[%d] must be %s', i, show(name))
+		end
+	end
+	if #keys ~= #want then
+		fail('expected %d keys, got %d', #want, #keys)
+	end
+end
+
+local function sink_key(ns, sink)
+	if sink == 'stream' then
+		return prefix(ns) .. 'fired'
+	elseif sink == 'list' then
+		return prefix(ns) .. 'ready'
+	end
+	fail('bad sink "%s" (use stream or list)', show(sink or ''))
+end
+
+-- Refuse keys of the wrong type before anything is written: Redis does not
+-- roll back a function that fails half-way.
+local function check_type(key, want)
+	local t = redis.call('TYPE', key).ok
+	if t ~= 'none' and t ~= want then
+		fail('%s holds a %s, not a %s', show(key), t, want)
+	end
+end
+
+local function check_claim_keys(due, jobs, skey, sink)
+	check_type(due, 'zset')
+	check_type(jobs, 'hash')
+	if sink == 'stream' then
+		check_type(skey, 'stream')
+	else
+		check_type(skey, 'list')
+	end
+end
+
+local function head(due_key)
+	local h = redis.call('ZRANGE', due_key, 0, 0, 'WITHSCORES')
+	if h[1] == nil then
+		return -1
+	end
+	return tonumber(h[2])
+end
+
+-- UTF-8 per RFC 3629: no overlong forms, surrogates or code points above
+-- U+10FFFF.
+local function utf8_valid(s)
+	if not s:find('[\128-\255]') then
+		return true
+	end
+	local i, n = 1, #s
+	while i <= n do
+		local c = s:byte(i)
+		local len, lo, hi = 0, 0x80, 0xbf
+		if c < 0x80 then
+			len = 1
+		elseif c >= 0xc2 and c <= 0xdf then
+			len = 2
+		elseif c >= 0xe0 and c <= 0xef then
+			len = 3
+			if c == 0xe0 then lo = 0xa0 end
+			if c == 0xed then hi = 0x9f end
+		elseif c >= 0xf0 and c <= 0xf4 then
+			len = 4
+			if c == 0xf0 then lo = 0x90 end
+			if c == 0xf4 then hi = 0x8f end
+		else
+			return false
+		end
+		if i + len - 1 > n then
+			return false
+		end
+		for j = 1, len - 1 do
+			local b = s:byte(i + j)
+			if j == 1 then
+				if b < lo or b > hi then
+					return false
+				end
+			elseif b < 0x80 or b > 0xbf then
+				return false
+			end
+		end
+		i = i + len
+	end
+	return true
+end
+
+local B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
+
+local function base64(s)
+	local out = {}
+	for i = 1, #s, 3 do
+		local a, b, c = s:byte(i, i + 2)
+		local n = a * 65536 + (b or 0) * 256 + (c or 0)
+		local q = {}
+		for k = 1, 4 do
+			local v = math.floor(n / 2 ^ (6 * (4 - k))) % 64
+			q[k] = B64:sub(v + 1, v + 1)
+		end
+		if not b then
+			q[3], q[4] = '=', '='
+		elseif not c then
+			q[4] = '='
+		end
+		out[#out + 1] = table.concat(q)
+	end
+	return table.concat(out)
+end
+
+-- JSON text of a string, or nil when it cannot be one (not UTF-8, or a
+-- NUL that C readers would cut the string at).
+local function json_text(s)
+	if s:find('%z') or not utf8_valid(s) then
+		return nil
+	end
+	return s
+end
+
+local function record_pack(payload, attempts, created)
+	return cmsgpack.pack({ p = payload, a = attempts, c = created })
+end
+
+local function record_unpack(raw)
+	if not raw then
+		return { p = '', a = 0 }
+	end
+	local ok, rec = pcall(cmsgpack.unpack, raw)
+	if not ok or type(rec) ~= 'table' then
+		return { p = '', a = 0 }
+	end
+	rec.p = rec.p or ''
+	rec.a = tonumber(rec.a) or 0
+	return rec
+end
+
+-- The sink description shared by claim and sweep: ARGV sink, maxlen.
+local function parse_sink(ns, sink, maxlen)
+	local key = sink_key(ns, sink)
+	local n = whole(maxlen, 1e15)
+	if n == nil then
+		fail('bad stream-maxlen "%s"', show(maxlen or ''))
+	end
+	return key, n
+end
+
+local function handoff(ns, sink, key, maxlen, id, rec, due, fired, via)
+	local attempt = rec.a + 1
+	if sink == 'stream' then
+		local args = { key }
+		if maxlen > 0 then
+			args[#args + 1] = 'MAXLEN'
+			args[#args + 1] = '~'
+			args[#args + 1] = maxlen
+		end
+		args[#args + 1] = '*'
+		for _, v in ipairs({ 'id', id, 'payload', rec.p,
+		    'due', string.format('%d', due),
+		    'fired', string.format('%d', fired),
+		    'attempt', attempt, 'via', via }) do
+			args[#args + 1] = v
+		end
+		redis.call('XADD', unpack(args))
+		return
+	end
+	local obj = { ns = ns, due = due, fired = fired, attempt = attempt,
+	    via = via }
+	if json_text(id) then
+		obj.id = id
+	else
+		obj.id_b64 = base64(id)
+	end
+	if json_text(rec.p) then
+		obj.payload = rec.p
+	else
+		obj.payload_b64 = base64(rec.p)
+	end
+	redis.call('RPUSH', key, cjson.encode(obj))
+end
+
+local function check_via(via)
+	if via ~= 'expired' and via ~= 'timer' and via ~= 'sweep' then
+		fail('bad via "%s" (use expired, timer or sweep)', show(via or ''))
+	end
+end
+
+--[[
+lapse_schedule: schedule an event, or reschedule it if the id exists.
+
+KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:t:<id>
+ARGV: NS ID (in MS | at MS) PAYLOAD [nx] [maxpayload BYTES]
+  in MS   due MS milliseconds from now (1 .. 100 years)
+  at MS   due at MS milliseconds since the epoch (0 .. 9999-12-31)
+  nx      leave an existing event as it is
+  maxpayload BYTES   the payload limit (default 1 MiB)
+Reply: { due, status } where status is 1 scheduled (new), 2 rescheduled
+(replaced), 0 not changed (nx and the event exists; due is the existing
+one's).
+]]
+local function schedule(keys, args)
+	local ns, id, how, ms, payload = args[1], args[2], args[3], args[4],
+	    args[5]
+	check_ns(ns)
+	check_id(id)
+	local p = prefix(ns)
+	check_keys(keys, { p .. 'due', p .. 'jobs', p .. 't:' .. id })
+	if how ~= 'in' and how ~= 'at' then
+		fail('bad schedule "%s" (use in MS or at MS)', show(how or ''))
+	end
+	local n
+	if how == 'in' then
+		n = whole(ms, DURATION_MAX)
+		if n == nil or n == 0 then
+			fail('bad delay "%s": must be 1 to %d milliseconds',
+			    show(ms or ''), DURATION_MAX)
+		end
+	else
+		n = whole(ms, TIME_MAX)
+		if n == nil then
+			fail('bad time "%s": must be 0 to %d milliseconds ' ..
+			    'since the epoch', show(ms or ''), TIME_MAX)
+		end
+	end
+	if payload == nil then
+		fail('missing payload (pass an empty string for none)')
+	end
+	local nx, maxpayload = false, PAYLOAD_MAX_DEFAULT
+	local i = 6
+	while args[i] ~= nil do
+		local opt = args[i]
+		if opt == 'nx' then
+			nx = true
+			i = i + 1
+		elseif opt == 'maxpayload' then
+			maxpayload = whole(args[i + 1], 1e15)
+			if maxpayload == nil then
+				fail('bad maxpayload "%s"', show(args[i + 1] or ''))
+			end
+			i = i + 2
+		else
+			fail('unknown option "%s" (use nx or maxpayload)',
+			    show(opt))
+		end
+	end
+	check_type(keys[1], 'zset')
+	check_type(keys[2], 'hash')
+	if #payload > maxpayload then
+		fail('payload too large: %d bytes (max-payload is %d)',
+		    #payload, maxpayload)
+	end
+
+	local now = now_ms()
+	local due = n
+	if how == 'in' then
+		due = now + n
+	end
+	local old = redis.call('ZSCORE', keys[1], id)
+	if old and nx then
+		return { tonumber(old), 0 }
+	end
+	redis.call('ZADD', keys[1], due, id)
+	redis.call('HSET', keys[2], id, record_pack(payload, 0, now))
+	if due > now then
+		redis.call('SET', keys[3], '', 'PXAT', due)
+	else
+		redis.call('DEL', keys[3])
+	end
+	local h = redis.call('ZRANGE', keys[1], 0, 0)
+	if h[1] == id then
+		redis.call('PUBLISH', p .. 'wake', string.format('%d', due))
+	end
+	if old then
+		return { due, 2 }
+	end
+	return { due, 1 }
+end
+
+--[[
+lapse_cancel: remove an event so that it never fires.
+
+KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:t:<id>
+ARGV: NS ID
+Reply: 1 cancelled, 0 no such event (already fired, cancelled, or never
+scheduled).
+]]
+local function cancel(keys, args)
+	local ns, id = args[1], args[2]
+	check_ns(ns)
+	check_id(id)
+	local p = prefix(ns)
+	check_keys(keys, { p .. 'due', p .. 'jobs', p .. 't:' .. id })
+	check_type(keys[1], 'zset')
+	check_type(keys[2], 'hash')
+	if redis.call('ZREM', keys[1], id) == 0 then
+		return 0
+	end
+	redis.call('HDEL', keys[2], id)
+	redis.call('DEL', keys[3])
+	return 1
+end
+
+--[[
+lapse_claim: fire one event if it is due: compare-and-set on its id and,
+if given, its due time; hand it off to the sink in the same call.
+
+KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:t:<id> SINK-KEY
+  SINK-KEY is lapse:{NS}:fired for sink stream, lapse:{NS}:ready for list
+ARGV: NS ID VIA SINK MAXLEN [DUE]
+  VIA     expired | timer | sweep: the path that claims
+  SINK    stream | list
+  MAXLEN  approximate stream trim length; 0 never trims
+  DUE     claim only if the event is still due at exactly this time
+Reply: { claimed, next, now } where claimed is 1 when this call fired the
+event, 0 when it was absent, not yet due, or due at another time; next is
+the earliest due time left in the namespace, -1 when none; now is this
+server's time of the call.
+]]
+local function claim(keys, args)
+	local ns, id, via, sink, maxlen, want = args[1], args[2], args[3],
+	    args[4], args[5], args[6]
+	check_ns(ns)
+	check_id(id)
+	check_via(via)
+	local skey, smax = parse_sink(ns, sink, maxlen)
+	local p = prefix(ns)
+	check_keys(keys, { p .. 'due', p .. 'jobs', p .. 't:' .. id, skey })
+	check_claim_keys(keys[1], keys[2], skey, sink)
+	local wanted
+	if want ~= nil and want ~= '' then
+		wanted = whole(want, TIME_MAX)
+		if wanted == nil then
+			fail('bad due "%s"', show(want))
+		end
+	end
+
+	local now = now_ms()
+	local score = redis.call('ZSCORE', keys[1], id)
+	if not score then
+		return { 0, head(keys[1]), now }
+	end
+	local due = tonumber(score)
+	if due > now or (wanted and wanted ~= due) then
+		return { 0, head(keys[1]), now }
+	end
+	redis.call('ZREM', keys[1], id)
+	local rec = record_unpack(redis.call('HGET', keys[2], id))
+	redis.call('HDEL', keys[2], id)
+	redis.call('DEL', keys[3])
+	handoff(ns, sink, skey, smax, id, rec, due, now, via)
+	return { 1, head(keys[1]), now }
+end
+
+--[[
+lapse_sweep: fire every due event of a namespace, earliest first, up to a
+batch size.
+
+KEYS: lapse:{NS}:due lapse:{NS}:jobs SINK-KEY
+ARGV: NS VIA SINK MAXLEN BATCH
+  BATCH   at most this many events (1 .. 4096)
+Reply: { fired, next, now } where fired is how many events this call handed
+off, next the earliest due time left (-1 when none) and now this server's
+time of the call; next <= now means more are due: call again.
+]]
+local function sweep(keys, args)
+	local ns, via, sink, maxlen, batch = args[1], args[2], args[3],
+	    args[4], args[5]
+	check_ns(ns)
+	check_via(via)
+	local skey, smax = parse_sink(ns, sink, maxlen)
+	local p = prefix(ns)
+	check_keys(keys, { p .. 'due', p .. 'jobs', skey })
+	check_claim_keys(keys[1], keys[2], skey, sink)
+	local n = whole(batch, BATCH_MAX)
+	if n == nil or n == 0 then
+		fail('bad batch "%s": must be 1 to %d', show(batch or ''),
+		    BATCH_MAX)
+	end
+
+	local now = now_ms()
+	local due = redis.call('ZRANGE', keys[1], '-inf', now, 'BYSCORE',
+	    'LIMIT', 0, n, 'WITHSCORES')
+	local count = #due / 2
+	if count == 0 then
+		return { 0, head(keys[1]), now }
+	end
+	local ids, triggers = {}, {}
+	for i = 1, count do
+		ids[i] = due[2 * i - 1]
+		triggers[i] = p .. 't:' .. ids[i]
+	end
+	redis.call('ZREM', keys[1], unpack(ids))
+	local raws = redis.call('HMGET', keys[2], unpack(ids))
+	redis.call('HDEL', keys[2], unpack(ids))
+	redis.call('DEL', unpack(triggers))
+	for i = 1, count do
+		handoff(ns, sink, skey, smax, ids[i], record_unpack(raws[i]),
+		    tonumber(due[2 * i]), now, via)
+	end
+	return { count, head(keys[1]), now }
+end
+
+--[[
+lapse_get: one pending event.
+
+KEYS: lapse:{NS}:due lapse:{NS}:jobs
+ARGV: NS ID
+Reply: nil when there is no such pending event, else
+{ due, payload, attempts } (attempts: how many times it fired so far).
+]]
+local function get(keys, args)
+	local ns, id = args[1], args[2]
+	check_ns(ns)
+	check_id(id)
+	local p = prefix(ns)
+	check_keys(keys, { p .. 'due', p .. 'jobs' })
+	local score = redis.call('ZSCORE', keys[1], id)
+	if not score then
+		return nil
+	end
+	local rec = record_unpack(redis.call('HGET', keys[2], id))
+	return { tonumber(score), rec.p, rec.a }
+end
+
+--[[
+lapse_list: pending events, earliest first.
+
+KEYS: lapse:{NS}:due
+ARGV: NS LIMIT
+  LIMIT   at most this many (1 .. 100000)
+Reply: { id1, due1, id2, due2, ... }
+]]
+local function list(keys, args)
+	local ns, limit = args[1], args[2]
+	check_ns(ns)
+	check_keys(keys, { prefix(ns) .. 'due' })
+	local n = whole(limit, 100000)
+	if n == nil or n == 0 then
+		fail('bad limit "%s": must be 1 to 100000', show(limit or ''))
+	end
+	local r = redis.call('ZRANGE', keys[1], 0, n - 1, 'WITHSCORES')
+	for i = 2, #r, 2 do
+		r[i] = tonumber(r[i])
+	end
+	return r
+end
+
+--[[
+lapse_stats: counters of a namespace.
+
+KEYS: lapse:{NS}:due lapse:{NS}:fired lapse:{NS}:ready
+ARGV: NS
+Reply: { 'pending', n, 'overdue', n, 'next_due', ms or -1, 'now', ms,
+'fired', n, 'ready', n } (fired: entries in the stream; ready: elements in
+the list).
+]]
+local function stats(keys, args)
+	local ns = args[1]
+	check_ns(ns)
+	local p = prefix(ns)
+	check_keys(keys, { p .. 'due', p .. 'fired', p .. 'ready' })
+	local now = now_ms()
+	return { 'pending', redis.call('ZCARD', keys[1]),
+	    'overdue', redis.call('ZCOUNT', keys[1], '-inf', now),
+	    'next_due', head(keys[1]), 'now', now,
+	    'fired', redis.call('XLEN', keys[2]),
+	    'ready', redis.call('LLEN', keys[3]) }
+end
+
+--[[
+lapse_version: the version of this library; clients load theirs with
+FUNCTION LOAD REPLACE when the server's is absent or older.
+
+KEYS: none. ARGV: none. Reply: the version number.
+]]
+local function version()
+	return VERSION
+end
+
+redis.register_function('lapse_schedule', api(schedule))
+redis.register_function('lapse_cancel', api(cancel))
+redis.register_function('lapse_claim', api(claim))
+redis.register_function('lapse_sweep', api(sweep))
+redis.register_function{ function_name = 'lapse_get', callback = api(get),
+    flags = { 'no-writes' } }
+redis.register_function{ function_name = 'lapse_list', callback = api(list),
+    flags = { 'no-writes' } }
+redis.register_function{ function_name = 'lapse_stats', callback = api(stats),
+    flags = { 'no-writes' } }
+redis.register_function{ function_name = 'lapse_version',
+    callback = version, flags = { 'no-writes' } }

@@ -1,0 +1,59 @@
+/*
+ * Redis server addresses, as URLs:
+ *
+ *	redis://[[user]:password@]host[:port][/db]
+ *	unix://[[user]:password@]/absolute/path[?db=N]
+ *
+ * The scheme is case-insensitive. host is a name (letters, digits, '.',
+ * '-', '_'; at most 253 bytes), a dotted-quad IPv4 address or a bracketed
+ * IPv6 address ("redis://[::1]:6380"; no zone ids). port defaults to 6379
+ * and must be 1..65535; db defaults to 0 and must be 0..2147483647 (the
+ * server's "databases" setting is the real limit), and "redis://host/"
+ * means db 0. A unix socket path must be absolute and fit a struct
+ * sockaddr_un (107 bytes on Linux); its only query parameter is db=N.
+ *
+ * user and password may be percent-encoded, and must encode '/', '?', '#'
+ * and '@' (and control bytes); "%00" is refused. The first ':' separates
+ * them, so a password may hold ':'. "redis://:pw@host" gives a password
+ * only (Redis's default user); "redis://user@host" gives a user with no
+ * password, for a password supplied elsewhere (password-file,
+ * LAPSE_REDIS_PASSWORD); an empty password ("user:@") is refused. A unix
+ * path is percent-decoded too. TLS (rediss://) is not supported.
+ */
+#ifndef LAPSE_REDISURL_H
+#define LAPSE_REDISURL_H
+
+#define REDIS_URL_DEFAULT "redis://127.0.0.1:6379/0"
+#define REDIS_URL_DEFAULT_PORT 6379
+
+struct redis_url {
+	int is_unix; /* 1: path is set, host is NULL */
+	char *host; /* without brackets */
+	int port;
+	char *path; /* unix socket path, absolute */
+	char *user; /* NULL when absent */
+	char *password; /* NULL when absent */
+	int db;
+};
+
+/*
+ * Parse s. Returns 0 and a new url in *out (free with redis_url_free()),
+ * or -1 with *cause set (caller frees) and *out untouched. The message
+ * reads 'bad Redis URL "<s>": <problem>'; it quotes s escaped, with
+ * anything that could be a password replaced by "***", and never includes
+ * the password.
+ */
+int redis_url_parse(const char *s, struct redis_url **out, char **cause);
+
+/* Free url and its strings, clearing the password; NULL is allowed. */
+void redis_url_free(struct redis_url *url);
+
+/*
+ * The URL as it is safe to log: the password is replaced by "***", port
+ * and db are always shown for redis:// ("redis://h:6379/0"), db only when
+ * not 0 for unix://, and the user name and path are percent-encoded, so
+ * the result parses back to the same URL. Caller frees.
+ */
+char *redis_url_display(const struct redis_url *url);
+
+#endif

@@ -1,0 +1,185 @@
+#!/bin/bash
+# Bad input changes nothing and gets a clear error naming the problem,
+# through the lapse command (exit 2) and through FCALL as an application
+# calls it. Each case compares a digest of the whole dataset, expiry
+# times included, before and after.
+. "$TESTS_LIB"
+t_start 90
+redis_start
+
+# Some state for bad calls to leave alone.
+lapse_cli schedule orders keep --in 1h --payload kept >/dev/null
+lapse_cli schedule orders past --at @1000 --payload due >/dev/null
+d0=$(digest)
+
+# bad_cli WANT-MESSAGE ARGS...: lapse exits 2 with exactly the message
+# (first line of stderr) and the dataset is unchanged.
+bad_cli() {
+	local want=$1 err rc
+	shift
+	err=$(lapse_cli "$@" 2>&1 >/dev/null)
+	rc=$?
+	t_is "lapse $(printf '%s' "$*" | head -c 60): exit 2 and the message" \
+	    "$rc:$(echo "$err" | head -1)" "2:$want"
+	t_is "lapse $(printf '%s' "$*" | head -c 60): nothing changed" \
+	    "$(digest)" "$d0"
+}
+
+long_id=$(head -c 513 /dev/zero | tr '\0' x)
+long_ns=$(head -c 65 /dev/zero | tr '\0' n)
+
+bad_cli 'lapse: bad namespace "a{b": only letters, digits, '"'_', '.' and '-'"' are allowed' \
+    schedule 'a{b' x --in 5s
+bad_cli 'lapse: bad namespace "a:b": only letters, digits, '"'_', '.' and '-'"' are allowed' \
+    schedule 'a:b' x --in 5s
+bad_cli "lapse: bad namespace \"${long_ns:0:64}...\": longer than 64 bytes (65)" \
+    schedule "$long_ns" x --in 5s
+bad_cli 'lapse: bad id "a\x01b": byte 0x01 at offset 1 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)' \
+    schedule orders "$(printf 'a\001b')" --in 5s
+bad_cli 'lapse: bad id "a b": byte 0x20 at offset 1 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)' \
+    schedule orders 'a b' --in 5s
+bad_cli 'lapse: bad id: longer than 512 bytes (513)' \
+    schedule orders "$long_id" --in 5s
+bad_cli 'lapse: bad id: empty' cancel orders ''
+bad_cli 'lapse: bad duration "0s": must be greater than zero' \
+    schedule orders keep --in 0s
+bad_cli 'lapse: bad duration "-5s": negative durations are not allowed' \
+    schedule orders keep --in -5s
+bad_cli 'lapse: bad duration "5x": unknown unit "x" (use ms, s, m, h or d)' \
+    schedule orders keep --in 5x
+bad_cli 'lapse: bad duration "30": missing unit (use ms, s, m, h or d)' \
+    schedule orders keep --in 30
+bad_cli 'lapse: bad duration "99999999999999999999s": longer than 100 years' \
+    schedule orders keep --in 99999999999999999999s
+bad_cli 'lapse: bad duration "1.5h": fractions are not allowed' \
+    schedule orders keep --in 1.5h
+bad_cli 'lapse: bad time "2026-02-29T10:00:00Z": February 29 in a year that is not a leap year' \
+    schedule orders keep --at 2026-02-29T10:00:00Z
+bad_cli 'lapse: bad time "2026-11-23T10:00:00": missing offset (add Z or +HH:MM)' \
+    schedule orders keep --at 2026-11-23T10:00:00
+bad_cli 'lapse: bad time "2026-11-23T10:00:00+0800": bad offset "+0800" (use Z, +HH:MM or -HH:MM)' \
+    schedule orders keep --at 2026-11-23T10:00:00+0800
+bad_cli 'lapse: bad time "2026-13-01T00:00:00Z": month 13 is out of range (01 to 12)' \
+    schedule orders keep --at 2026-13-01T00:00:00Z
+bad_cli 'lapse: bad time "@-1": no sign allowed after "@" (use @EPOCH_MS)' \
+    schedule orders keep --at @-1
+bad_cli 'lapse: --in and --at exclude each other' \
+    schedule orders keep --in 5s --at @1
+bad_cli 'lapse: schedule needs --in DURATION or --at TIME' \
+    schedule orders keep --payload x
+bad_cli 'lapse: --payload and --payload-file exclude each other' \
+    schedule orders keep --in 5s --payload a --payload-file /dev/null
+bad_cli "lapse: $T_DIR/missing: No such file or directory" \
+    schedule orders keep --in 5s --payload-file "$T_DIR/missing"
+bad_cli 'lapse: unknown option "--bogus"' schedule orders keep --bogus
+bad_cli 'lapse: option "--in" needs a value' schedule orders keep --in
+bad_cli 'lapse: schedule takes 2 arguments' schedule orders
+bad_cli 'lapse: bad limit "0": must be 1 to 100000' list orders --limit 0
+bad_cli 'lapse: bad limit "1e3": must be 1 to 100000' list orders --limit 1e3
+bad_cli 'lapse: bad count "x": must be a positive number' tail orders --count x
+
+head -c 1048577 /dev/zero >"$T_DIR/big"
+bad_cli 'lapse: payload too large: 1048577 bytes (max-payload is 1048576)' \
+    schedule orders keep --in 5s --payload-file "$T_DIR/big"
+err=$(lapse_cli schedule orders keep --in 5s --payload-file - \
+    <"$T_DIR/big" 2>&1)
+t_is "a payload over max-payload on stdin is refused" "$?:$err" \
+    "2:lapse: payload too large: 1048577 bytes (max-payload is 1048576)"
+head -c 1048576 /dev/zero >"$T_DIR/max"
+t_is "a payload of exactly max-payload is accepted" \
+    "$(lapse_cli schedule orders maxed --in 1h --payload-file "$T_DIR/max" \
+        >/dev/null; echo $?):$(rcli FCALL_RO lapse_get 2 'lapse:{orders}:due' \
+        'lapse:{orders}:jobs' orders maxed | sed -n 2p | head -c 1048576 |
+        wc -c)" "0:1048576"
+lapse_cli cancel orders maxed >/dev/null
+
+for url in redis://h:0/0 redis://h:70000 redis://:7000 http://x \
+    'redis://user:s3cret@h:abc'; do
+	err=$("$LAPSE" -r "$url" stats orders 2>&1)
+	rc=$?
+	case $url in
+	redis://h:0/0) want='lapse: bad Redis URL "redis://h:0/0": port must be 1-65535' ;;
+	redis://h:70000) want='lapse: bad Redis URL "redis://h:70000": port must be 1-65535' ;;
+	redis://:7000) want='lapse: bad Redis URL "redis://:7000": missing host' ;;
+	http://x) want='lapse: bad Redis URL "http://x": unknown scheme "http" (use redis:// or unix://)' ;;
+	*) want='lapse: bad Redis URL "redis://user:***@h:abc": port is not a number 1-65535' ;;
+	esac
+	t_is "lapse -r $url: exit 2 and the message" "$rc:$err" "2:$want"
+done
+
+# The same through FCALL, as an application calls it: an error reply
+# naming the problem, and nothing changed.
+load_functions
+d0=$(digest)
+
+# bad_fcall WANT ARGS...: redis-cli FCALL ARGS answers the error WANT and
+# the dataset is unchanged.
+bad_fcall() {
+	local want=$1 got
+	shift
+	got=$(rcli FCALL "$@" 2>&1)
+	t_is "FCALL $(printf '%s' "$*" | head -c 70): the error" "$got" "$want"
+	t_is "FCALL $(printf '%s' "$*" | head -c 70): nothing changed" \
+	    "$(digest)" "$d0"
+}
+
+D='lapse:{orders}:due'
+J='lapse:{orders}:jobs'
+bad_fcall 'ERR bad namespace "or{d": only letters, digits, '"'_', '.' and '-'"' are allowed' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{or{d}:t:x' 'or{d' x in 1000 p
+bad_fcall 'ERR bad id "a b": byte 0x20 at offset 1 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:a b' orders 'a b' in 1000 p
+bad_fcall 'ERR bad id: longer than 512 bytes (513)' \
+    lapse_schedule 3 "$D" "$J" "lapse:{orders}:t:$long_id" orders "$long_id" \
+    in 1000 p
+bad_fcall 'ERR bad delay "0": must be 1 to 3153600000000 milliseconds' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 0 p
+bad_fcall 'ERR bad delay "-5": must be 1 to 3153600000000 milliseconds' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in -5 p
+bad_fcall 'ERR bad delay "1.5": must be 1 to 3153600000000 milliseconds' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 1.5 p
+bad_fcall 'ERR bad time "253402300800000": must be 0 to 253402300799999 milliseconds since the epoch' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep at \
+    253402300800000 p
+bad_fcall 'ERR bad schedule "after" (use in MS or at MS)' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep after 5 p
+bad_fcall 'ERR missing payload (pass an empty string for none)' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5
+bad_fcall 'ERR payload too large: 11 bytes (max-payload is 10)' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5 \
+    01234567890 maxpayload 10
+bad_fcall 'ERR unknown option "xx" (use nx or maxpayload)' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5 p xx
+bad_fcall 'ERR KEYS[3] must be lapse:{orders}:t:keep' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:other' orders keep in 5 p
+bad_fcall 'ERR KEYS[1] must be lapse:{orders}:due' \
+    lapse_schedule 3 'lapse:{other}:due' "$J" 'lapse:{orders}:t:keep' orders \
+    keep in 5 p
+bad_fcall 'ERR expected 3 keys, got 4' \
+    lapse_schedule 4 "$D" "$J" 'lapse:{orders}:t:keep' extra orders keep in 5 p
+bad_fcall 'ERR bad via "cron" (use expired, timer or sweep)' \
+    lapse_claim 4 "$D" "$J" 'lapse:{orders}:t:past' 'lapse:{orders}:fired' \
+    orders past cron stream 0
+bad_fcall 'ERR bad sink "http" (use stream or list)' \
+    lapse_claim 4 "$D" "$J" 'lapse:{orders}:t:past' 'lapse:{orders}:fired' \
+    orders past timer http 0
+bad_fcall 'ERR bad stream-maxlen "-1"' \
+    lapse_claim 4 "$D" "$J" 'lapse:{orders}:t:past' 'lapse:{orders}:fired' \
+    orders past timer stream -1
+bad_fcall 'ERR KEYS[4] must be lapse:{orders}:ready' \
+    lapse_claim 4 "$D" "$J" 'lapse:{orders}:t:past' 'lapse:{orders}:fired' \
+    orders past timer list 0
+bad_fcall 'ERR bad batch "0": must be 1 to 4096' \
+    lapse_sweep 3 "$D" "$J" 'lapse:{orders}:fired' orders sweep stream 0 0
+bad_fcall 'ERR bad batch "5000": must be 1 to 4096' \
+    lapse_sweep 3 "$D" "$J" 'lapse:{orders}:fired' orders sweep stream 0 5000
+bad_fcall 'ERR bad limit "0": must be 1 to 100000' \
+    lapse_list 1 "$D" orders 0
+
+rcli SET 'lapse:{wt}:due' notazset >/dev/null
+d0=$(digest)
+bad_fcall 'ERR lapse:{wt}:due holds a string, not a zset' \
+    lapse_schedule 3 'lapse:{wt}:due' 'lapse:{wt}:jobs' 'lapse:{wt}:t:x' wt x \
+    in 1000 p
+
+t_done

@@ -1,0 +1,161 @@
+#!/bin/bash
+# Claim and sweep semantics of the Functions library: nothing before its
+# due time on the Redis clock, exactly one winner however many claims
+# race, nothing after cancel, sweeps in due order up to the batch, and
+# the stream fields and list JSON of SPEC.
+. "$TESTS_LIB"
+t_start 90
+redis_start
+load_functions
+
+# claim NS ID VIA SINK [DUE]
+claim() {
+	local ns=$1 id=$2 via=$3 sink=$4 skey
+	if [ "$sink" = stream ]; then skey=$(k_fired "$ns"); else
+		skey=$(k_ready "$ns"); fi
+	rcli FCALL lapse_claim 4 "$(k_due "$ns")" "$(k_jobs "$ns")" \
+	    "$(k_t "$ns" "$id")" "$skey" "$ns" "$id" "$via" "$sink" 0 \
+	    "${5:-}" | head -1
+}
+
+# sweep NS VIA SINK BATCH
+sweep() {
+	local ns=$1 skey
+	if [ "$3" = stream ]; then skey=$(k_fired "$ns"); else
+		skey=$(k_ready "$ns"); fi
+	rcli FCALL lapse_sweep 3 "$(k_due "$ns")" "$(k_jobs "$ns")" "$skey" \
+	    "$ns" "$2" "$3" 0 "$4"
+}
+
+# not yet due: refused, nothing changes
+fcall_schedule n later in 60000 p >/dev/null
+d0=$(digest)
+t_is "claiming an event before its due time claims nothing" \
+    "$(claim n later timer stream)" 0
+t_is "a refused claim changes nothing" "$(digest)" "$d0"
+
+# due: two claims, exactly one wins
+fcall_schedule n now at 1000 hello >/dev/null
+t_is "the first claim of a due event wins" "$(claim n now timer stream)" 1
+t_is "the second claim of the same event loses" \
+    "$(claim n now expired stream)" 0
+t_is "the winner handed off exactly one stream entry" \
+    "$(rcli XLEN "$(k_fired n)")" 1
+
+# 20 concurrent claims of one event: one winner, one entry
+fcall_schedule race e at 2000 x >/dev/null
+pids=
+for i in $(seq 1 20); do
+	claim race e sweep stream >"$T_DIR/race.$i" &
+	pids="$pids $!"
+done
+wait $pids
+t_is "20 racing claims of one event: exactly one wins" \
+    "$(cat "$T_DIR"/race.* | sort | uniq -c | awk '{print $2 "x" $1}' |
+        paste -sd' ')" "0x19 1x1"
+t_is "20 racing claims of one event: exactly one stream entry" \
+    "$(rcli XLEN "$(k_fired race)")" 1
+
+# claim removes member, record and trigger key
+fcall_schedule g soon in 300 p >/dev/null
+claim_soon() { test "$(claim g soon timer stream)" = 1; }
+wait_for 5 "soon to fall due and be claimed" claim_soon
+t_is "a claim removes the member, the record and the trigger key" \
+    "$(rcli EXISTS "$(k_t g soon)")$(rcli HLEN "$(k_jobs g)")$(rcli ZCARD \
+        "$(k_due g)")" "000"
+
+# expected due: only the event due at exactly that time
+fcall_schedule c x at 5000 p >/dev/null
+t_is "a claim naming another due time claims nothing" \
+    "$(claim c x sweep stream 4000)" 0
+t_is "a claim naming the event's due time wins" \
+    "$(claim c x sweep stream 5000)" 1
+
+# cancelled: never fires
+fcall_schedule k gone at 1000 p >/dev/null
+rcli FCALL lapse_cancel 3 "$(k_due k)" "$(k_jobs k)" "$(k_t k gone)" k gone \
+    >/dev/null
+t_is "a cancelled event cannot be claimed" "$(claim k gone timer stream)" 0
+t_is "a cancelled event cannot be swept" "$(sweep k sweep stream 10 |
+    head -1)" 0
+t_is "a cancelled event leaves no stream" "$(rcli EXISTS "$(k_fired k)")" 0
+
+# stream fields exactly as SPEC
+fcall_schedule f e1 at 1234 '{"a":1}' >/dev/null
+claim f e1 timer stream >/dev/null
+entry=$(rcli XRANGE "$(k_fired f)" - + | tail -n +2)
+fired=$(echo "$entry" | sed -n 8p)
+t_is "a stream entry has id, payload, due, fired, attempt and via" \
+    "$(echo "$entry" | sed -n '1p;3p;5p;7p;9p;11p' | paste -sd' ')" \
+    "id payload due fired attempt via"
+t_is "stream entry values" \
+    "$(echo "$entry" | sed -n '2p;4p;6p;10p;12p' | paste -sd' ')" \
+    'e1 {"a":1} 1234 1 timer'
+now=$(redis_time_ms)
+if [ "$fired" -ge 1234 ] && [ "$fired" -le "$now" ]; then
+	t_ok "fired is the Redis time of the claim"
+else
+	t_fail "fired is the Redis time of the claim" "fired $fired, now $now"
+fi
+
+# sweep: exactly the due events, in due order, at most BATCH a call
+now=$(redis_time_ms)
+for i in 5 3 9 1 7 2 8 4 6; do
+	fcall_schedule s "e$i" at $((now - 10000 + i * 100)) "p$i" \
+	    >/dev/null
+done
+fcall_schedule s future1 in 600000 f1 >/dev/null
+fcall_schedule s future2 in 900000 f2 >/dev/null
+f1=$(rcli ZSCORE "$(k_due s)" future1)
+out=$(sweep s sweep stream 4)
+t_is "a sweep claims at most BATCH events and says more are due" \
+    "$(echo "$out" | head -1)" 4
+t_is "a sweep answers the next due time" "$(echo "$out" | sed -n 2p)" \
+    $((now - 10000 + 500))
+out=$(sweep s sweep stream 100)
+t_is "the next sweep claims the remaining due events" \
+    "$(echo "$out" | head -2 | paste -sd' ')" "5 $f1"
+t_is "sweeps hand off exactly the due events, in due order" \
+    "$(rcli XRANGE "$(k_fired s)" - + | awk 'prev == "id" {print} {prev = $0}' |
+        paste -sd' ')" "e1 e2 e3 e4 e5 e6 e7 e8 e9"
+t_is "sweeps record via sweep" \
+    "$(rcli XRANGE "$(k_fired s)" - + |
+        awk 'prev == "via" {print} {prev = $0}' | sort -u)" sweep
+t_is "sweeps leave the events not yet due" \
+    "$(rcli ZRANGE "$(k_due s)" 0 -1 | paste -sd' ')" "future1 future2"
+t_is "sweeps leave their records and trigger keys" \
+    "$(rcli HLEN "$(k_jobs s)") $(rcli EXISTS "$(k_t s future1)" \
+        "$(k_t s future2)")" "2 2"
+t_is "sweeps delete the records of what they fired" \
+    "$(rcli HEXISTS "$(k_jobs s)" e1)" 0
+t_is "an empty sweep answers 0 and the next due time" \
+    "$(sweep s sweep stream 10 | head -2 | paste -sd' ')" "0 $f1"
+
+# list sink: one JSON object per event, payload_b64 when not UTF-8
+fcall_schedule l u at 1000 'héllo "q"' >/dev/null
+printf '\xff\xfe' | rcli -x FCALL lapse_schedule 3 "$(k_due l)" \
+    "$(k_jobs l)" "$(k_t l b)" l b at 2000 >/dev/null
+printf 'a\0b' | rcli -x FCALL lapse_schedule 3 "$(k_due l)" \
+    "$(k_jobs l)" "$(k_t l z)" l z at 3000 >/dev/null
+sweep l timer list 10 >/dev/null
+json() {
+	rcli LINDEX "$(k_ready l)" "$1" |
+	    jq -cS '.fired = (if .fired >= .due then "F" else "EARLY" end)'
+}
+t_is "list JSON of a UTF-8 payload" "$(json 0)" \
+    '{"attempt":1,"due":1000,"fired":"F","id":"u","ns":"l","payload":"héllo \"q\"","via":"timer"}'
+t_is "list JSON of a non-UTF-8 payload uses payload_b64" "$(json 1)" \
+    '{"attempt":1,"due":2000,"fired":"F","id":"b","ns":"l","payload_b64":"//4=","via":"timer"}'
+t_is "list JSON of a payload with NUL uses payload_b64" "$(json 2)" \
+    '{"attempt":1,"due":3000,"fired":"F","id":"z","ns":"l","payload_b64":"YQBi","via":"timer"}'
+
+# a sink key of the wrong type: refused before anything is written
+fcall_schedule w e at 1000 p >/dev/null
+rcli SET "$(k_fired w)" oops >/dev/null
+d0=$(digest)
+out=$(sweep w sweep stream 10 2>&1)
+t_is "a sweep into a sink key of the wrong type is refused" "$out" \
+    "ERR lapse:{w}:fired holds a string, not a stream"
+t_is "the refused sweep changed nothing" "$(digest)" "$d0"
+
+t_done

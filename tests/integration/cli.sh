@@ -1,0 +1,192 @@
+#!/bin/bash
+# The lapse command against a private redis-server: schedule, reschedule,
+# --nx, cancel, get, list, stats, tail; loading the library when it is
+# absent or older; AUTH, SELECT and exit codes.
+. "$TESTS_LIB"
+t_start 90
+redis_start
+
+# run CMD...: sets OUT, ERR and RC
+run() {
+	OUT=$("$@" 2>"$T_DIR/stderr")
+	RC=$?
+	ERR=$(cat "$T_DIR/stderr")
+}
+
+# schedule loads the library on a server that has none
+t_is "a fresh server has no lapse library" \
+    "$(rcli FUNCTION LIST LIBRARYNAME lapse)" ""
+before=$(redis_time_ms)
+run lapse_cli schedule orders close:123 --in 30m --payload '{"order":123}'
+t_is "schedule exits 0" "$RC" 0
+t_match "schedule prints the due time in RFC 3339" "$OUT" \
+    '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$'
+due=$(rcli ZSCORE 'lapse:{orders}:due' close:123)
+t_is "the printed time is the due time" "$OUT" \
+    "$(date -u -d "@$((due / 1000))" +%Y-%m-%dT%H:%M:%S).$(printf %03d \
+        $((due % 1000)))Z"
+if [ "$due" -ge $((before + 1800000)) ] &&
+    [ "$due" -le $((before + 1800000 + 5000)) ]; then
+	t_ok "due is the Redis time plus 30 minutes"
+else
+	t_fail "due is the Redis time plus 30 minutes" "$due vs $before"
+fi
+t_is "schedule loaded the library" \
+    "$(rcli FCALL lapse_version 0)" \
+    "$(sed -n 's/^local VERSION = //p' "$LAPSE_LUA")"
+t_is "schedule creates exactly the keys SPEC names" \
+    "$(rcli --scan | sort | paste -sd' ')" \
+    'lapse:{orders}:due lapse:{orders}:jobs lapse:{orders}:t:close:123'
+
+run lapse_cli get orders close:123
+t_is "get prints the event as JSON" "$OUT" \
+    "{\"ns\":\"orders\",\"id\":\"close:123\",\"payload\":\"{\\\"order\\\":123}\",\"due\":$due}"
+
+# reschedule with --at, then --nx leaves it alone
+run lapse_cli schedule orders close:123 --at 2030-01-02T03:04:05.678+01:00
+t_is "reschedule with --at exits 0" "$RC" 0
+t_is "reschedule prints the new due time in UTC" "$OUT" \
+    2030-01-02T02:04:05.678Z
+t_is "reschedule moves the event" \
+    "$(rcli ZSCORE 'lapse:{orders}:due' close:123)" 1893549845678
+t_is "reschedule without a payload empties it" \
+    "$(lapse_cli get orders close:123)" \
+    '{"ns":"orders","id":"close:123","payload":"","due":1893549845678}'
+d0=$(digest)
+run lapse_cli schedule orders close:123 --in 1h --payload x --nx
+t_is "--nx on an existing event exits 1" "$RC" 1
+t_is "--nx prints the existing due time" "$OUT" 2030-01-02T02:04:05.678Z
+t_is "--nx says why" "$ERR" \
+    "lapse: orders close:123 is already scheduled; not changed"
+t_is "--nx on an existing event changes nothing" "$(digest)" "$d0"
+run lapse_cli schedule orders n1 --at @1893549845000 --nx
+t_is "--nx on a new event schedules it" "$RC:$OUT" \
+    0:2030-01-02T02:04:05.000Z
+
+# payload from a file and from stdin, binary-safe
+printf 'bin\x00\xff\n' >"$T_DIR/payload"
+run lapse_cli schedule orders f1 --in 1h --payload-file "$T_DIR/payload"
+t_is "--payload-file exits 0" "$RC" 0
+t_is "--payload-file stores the file's bytes" \
+    "$(lapse_cli get orders f1 | jq -r .payload_b64 | base64 -d | od -An -tx1)" \
+    "$(od -An -tx1 <"$T_DIR/payload")"
+echo -n 'from stdin' | lapse_cli schedule orders f2 --in 1h \
+    --payload-file - >/dev/null
+t_is "--payload-file - reads stdin" \
+    "$(lapse_cli get orders f2 | jq -r .payload)" "from stdin"
+
+# list and stats
+run lapse_cli list orders
+t_is "list prints every pending event, earliest first" \
+    "$(echo "$OUT" | cut -f2 | paste -sd' ')" "f1 f2 n1 close:123"
+t_is "list prints the due time, a TAB and the id" \
+    "$(echo "$OUT" | sed -n 3p)" "$(printf '2030-01-02T02:04:05.000Z\tn1')"
+t_is "list --limit 1 shows the earliest" \
+    "$(lapse_cli list orders --limit 1 | cut -f2)" f1
+run lapse_cli stats orders
+t_match "stats prints the counters" "$(echo "$OUT" | paste -sd' ')" \
+    '^pending 4 overdue 0 next_due [0-9T:.-]+Z fired 0 ready 0$'
+
+# cancel
+run lapse_cli cancel orders close:123
+t_is "cancel exits 0" "$RC" 0
+t_is "cancel removes the event" "$(rcli ZSCORE 'lapse:{orders}:due' close:123)" ""
+run lapse_cli cancel orders close:123
+t_is "cancelling it again exits 1" "$RC" 1
+t_is "cancelling it again says so" "$ERR" "lapse: no pending event orders close:123"
+run lapse_cli get orders close:123
+t_is "get of a missing event exits 1" "$RC:$ERR" \
+    "1:lapse: no pending event orders close:123"
+
+# tail: follows the fired stream, prints JSON lines
+lapse_cli tail t --count 2 >"$T_DIR/tail" 2>&1 &
+tailpid=$!
+t_track $tailpid
+wait_for 5 "tail to block on XREAD" \
+    sh -c "$REDIS_CLI -s $REDIS_SOCK CLIENT LIST | grep -q cmd=xread"
+lapse_cli schedule t a --at @1000 --payload one >/dev/null
+lapse_cli schedule t b --at @2000 --payload two >/dev/null
+rcli FCALL lapse_sweep 3 'lapse:{t}:due' 'lapse:{t}:jobs' 'lapse:{t}:fired' \
+    t sweep stream 0 10 >/dev/null
+wait_for 10 "tail to exit after 2 events" sh -c "! kill -0 $tailpid"
+wait $tailpid
+t_is "tail --count 2 exits 0 after two events" "$?" 0
+t_untrack $tailpid
+t_is "tail prints each fired event as a JSON line" \
+    "$(jq -c '{ns, id, payload, due, attempt, via}' "$T_DIR/tail")" \
+    "$(printf '%s\n' \
+        '{"ns":"t","id":"a","payload":"one","due":1000,"attempt":1,"via":"sweep"}' \
+        '{"ns":"t","id":"b","payload":"two","due":2000,"attempt":1,"via":"sweep"}')"
+t_is "tail --from-start prints what is already there" \
+    "$(lapse_cli tail t --from-start --count 2 | jq -r .id | paste -sd' ')" "a b"
+
+# an older library on the server is replaced; a newer one is kept
+sed 's/^local VERSION = .*/local VERSION = 0/' "$LAPSE_LUA" |
+    rcli -x FUNCTION LOAD REPLACE >/dev/null
+t_is "the test loaded an older library" "$(rcli FCALL lapse_version 0)" 0
+lapse_cli stats orders >/dev/null
+t_is "lapse replaces an older library" "$(rcli FCALL lapse_version 0)" \
+    "$(sed -n 's/^local VERSION = //p' "$LAPSE_LUA")"
+sed 's/^local VERSION = .*/local VERSION = 999/' "$LAPSE_LUA" |
+    rcli -x FUNCTION LOAD REPLACE >/dev/null
+lapse_cli stats orders >/dev/null
+t_is "lapse keeps a newer library" "$(rcli FCALL lapse_version 0)" 999
+load_functions
+
+# db selection and authentication
+run lapse_cli -r "unix://$REDIS_SOCK?db=3" schedule dbns e --in 1h
+t_is "a unix URL with ?db=3 exits 0" "$RC" 0
+t_is "the event lands in db 3" \
+    "$(rcli -n 3 ZCARD 'lapse:{dbns}:due'):$(rcli -n 0 EXISTS 'lapse:{dbns}:due')" \
+    "1:0"
+rcli CONFIG SET requirepass 's3cret:@pw' >/dev/null
+run lapse_cli stats orders
+t_is "without the password: exit 3" "$RC" 3
+t_match "without the password: Redis's refusal is named" "$ERR" \
+    '^lapse: .*NOAUTH'
+OUT=$(LAPSE_REDIS_PASSWORD='s3cret:@pw' "$LAPSE" -r "$REDIS_URL" stats orders \
+    2>&1)
+t_is "LAPSE_REDIS_PASSWORD authenticates" "$?" 0
+OUT=$(LAPSE_REDIS_PASSWORD=wrong "$LAPSE" -r "$REDIS_URL" stats orders 2>&1)
+RC=$?
+t_is "a wrong password: exit 3" "$RC" 3
+t_is "a wrong password: the message names AUTH" "$OUT" \
+    "lapse: Redis refused AUTH: WRONGPASS invalid username-password pair or user is disabled."
+OUT=$(LAPSE_REDIS="unix://:s3cret%3A%40pw@$REDIS_SOCK" "$LAPSE" stats orders \
+    2>&1)
+t_is "\$LAPSE_REDIS with a percent-encoded password authenticates" "$?" 0
+REDISCLI_AUTH='s3cret:@pw' rcli ACL SETUSER app on '>apppw' '~*' '&*' '+@all' \
+    >/dev/null 2>&1
+OUT=$(LAPSE_REDIS_PASSWORD=apppw "$LAPSE" -r "unix://app@$REDIS_SOCK" \
+    stats orders 2>&1)
+t_is "an ACL user with LAPSE_REDIS_PASSWORD authenticates" "$?" 0
+REDISCLI_AUTH='s3cret:@pw' rcli CONFIG SET requirepass '' >/dev/null 2>&1
+
+# Redis unreachable: exit 3 with the address, and bad usage: exit 2
+run "$LAPSE" -r "unix://$T_DIR/nothing.sock" stats orders
+t_is "an unreachable server: exit 3" "$RC" 3
+t_match "an unreachable server: the message names it" "$ERR" \
+    "^lapse: cannot connect to unix://$T_DIR/nothing.sock: "
+run "$LAPSE" -r redis://127.0.0.1:1/0 stats orders
+t_is "a refused TCP connection: exit 3" "$RC" 3
+run "$LAPSE" frobnicate
+t_is "an unknown command: exit 2" "$RC" 2
+t_is "an unknown command: named" "$(echo "$ERR" | head -1)" \
+    'lapse: unknown command "frobnicate"'
+run "$LAPSE"
+t_is "no command: exit 2 with the usage" "$RC:$(echo "$ERR" | head -1)" \
+    "2:usage: lapse [-r URL] COMMAND [ARGS]"
+run "$LAPSE" --help
+t_is "--help exits 0" "$RC" 0
+t_match "--help lists every command" "$(echo "$OUT" | paste -sd' ')" \
+    'lapse schedule .*lapse cancel .*lapse get .*lapse list .*lapse stats .*lapse tail'
+for c in schedule cancel get list stats tail; do
+	run "$LAPSE" "$c" --help
+	t_match "lapse $c --help prints its usage" "$RC:$(echo "$OUT" | head -1)" \
+	    "^0:usage: lapse $c( |\$)"
+done
+run "$LAPSE" schedule --help
+t_match "schedule --help explains the options" "$(echo "$OUT" | paste -sd' ')" \
+    '--in DURATION .*--at TIME .*--payload STR .*--payload-file .*--nx'
+
+t_done

@@ -1,0 +1,486 @@
+/*
+ * Unit tests for redisurl.c: every form of URL lapse accepts, the exact
+ * message for each mistake a user makes typing one, and the promise that
+ * neither a message nor the display form ever holds the password. The
+ * password in these tables is always "s3cret", so a leak is a substring
+ * search away.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "redisurl.h"
+
+#define NITEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+#define PASSWORD "s3cret"
+
+/* Never a valid result: marks out-parameters that must stay untouched. */
+static char sentinel_byte;
+#define SENTINEL ((void *)&sentinel_byte)
+
+static const struct {
+	const char *in;
+	int is_unix;
+	const char *host;
+	int port;
+	const char *path;
+	const char *user;
+	const char *password;
+	int db;
+	const char *display;
+} good[] = {
+	{ REDIS_URL_DEFAULT, 0, "127.0.0.1", 6379, NULL, NULL, NULL, 0,
+	    "redis://127.0.0.1:6379/0" },
+	{ "redis://localhost", 0, "localhost", 6379, NULL, NULL, NULL, 0,
+	    "redis://localhost:6379/0" },
+	{ "redis://h/", 0, "h", 6379, NULL, NULL, NULL, 0, "redis://h:6379/0" },
+	{ "redis://h:6379", 0, "h", 6379, NULL, NULL, NULL, 0,
+	    "redis://h:6379/0" },
+	{ "redis://h:6380/3", 0, "h", 6380, NULL, NULL, NULL, 3,
+	    "redis://h:6380/3" },
+	{ "redis://h:1", 0, "h", 1, NULL, NULL, NULL, 0, "redis://h:1/0" },
+	{ "redis://h:65535", 0, "h", 65535, NULL, NULL, NULL, 0,
+	    "redis://h:65535/0" },
+	{ "redis://h:06379/007", 0, "h", 6379, NULL, NULL, NULL, 7,
+	    "redis://h:6379/7" },
+	{ "redis://h/2147483647", 0, "h", 6379, NULL, NULL, NULL, 2147483647,
+	    "redis://h:6379/2147483647" },
+	{ "REDIS://Cache.Example.COM:7000/15", 0, "Cache.Example.COM", 7000,
+	    NULL, NULL, NULL, 15, "redis://Cache.Example.COM:7000/15" },
+	{ "redis://redis_1", 0, "redis_1", 6379, NULL, NULL, NULL, 0,
+	    "redis://redis_1:6379/0" },
+	{ "redis://10.0.0.5:7000/1", 0, "10.0.0.5", 7000, NULL, NULL, NULL, 1,
+	    "redis://10.0.0.5:7000/1" },
+	{ "redis://[::1]:6380", 0, "::1", 6380, NULL, NULL, NULL, 0,
+	    "redis://[::1]:6380/0" },
+	{ "redis://[::1]", 0, "::1", 6379, NULL, NULL, NULL, 0,
+	    "redis://[::1]:6379/0" },
+	{ "redis://[2001:db8::7]/4", 0, "2001:db8::7", 6379, NULL, NULL, NULL,
+	    4, "redis://[2001:db8::7]:6379/4" },
+	{ "redis://[::ffff:192.0.2.1]:6379/0", 0, "::ffff:192.0.2.1", 6379,
+	    NULL, NULL, NULL, 0, "redis://[::ffff:192.0.2.1]:6379/0" },
+	{ "redis://:" PASSWORD "@h", 0, "h", 6379, NULL, NULL, PASSWORD, 0,
+	    "redis://:***@h:6379/0" },
+	{ "redis://alice:" PASSWORD "@h:6379/2", 0, "h", 6379, NULL, "alice",
+	    PASSWORD, 2, "redis://alice:***@h:6379/2" },
+	{ "redis://alice@h", 0, "h", 6379, NULL, "alice", NULL, 0,
+	    "redis://alice@h:6379/0" },
+	{ "redis://:p%40ss%3Aw0rd@h", 0, "h", 6379, NULL, NULL, "p@ss:w0rd", 0,
+	    "redis://:***@h:6379/0" },
+	{ "redis://:a%2Fb%3fc%23d%25@h", 0, "h", 6379, NULL, NULL, "a/b?c#d%",
+	    0, "redis://:***@h:6379/0" },
+	{ "redis://:a:b:c@h", 0, "h", 6379, NULL, NULL, "a:b:c", 0,
+	    "redis://:***@h:6379/0" },
+	{ "redis://:Zm9v+YmFy=@h", 0, "h", 6379, NULL, NULL, "Zm9v+YmFy=", 0,
+	    "redis://:***@h:6379/0" },
+	{ "redis://:two words@h", 0, "h", 6379, NULL, NULL, "two words", 0,
+	    "redis://:***@h:6379/0" },
+	{ "redis://:%0A@h", 0, "h", 6379, NULL, NULL, "\n", 0,
+	    "redis://:***@h:6379/0" },
+	{ "redis://us%3Aer:pw@h", 0, "h", 6379, NULL, "us:er", "pw", 0,
+	    "redis://us%3Aer:***@h:6379/0" },
+	{ "redis://caf%C3%A9@h", 0, "h", 6379, NULL, "caf\xc3\xa9", NULL, 0,
+	    "redis://caf%C3%A9@h:6379/0" },
+	{ "redis://app.v1-x@[::1]:7000/9", 0, "::1", 7000, NULL, "app.v1-x",
+	    NULL, 9, "redis://app.v1-x@[::1]:7000/9" },
+	{ "unix:///run/redis/redis.sock", 1, NULL, 0, "/run/redis/redis.sock",
+	    NULL, NULL, 0, "unix:///run/redis/redis.sock" },
+	{ "UNIX:///tmp/r.sock", 1, NULL, 0, "/tmp/r.sock", NULL, NULL, 0,
+	    "unix:///tmp/r.sock" },
+	{ "unix:///tmp/r.sock?db=3", 1, NULL, 0, "/tmp/r.sock", NULL, NULL, 3,
+	    "unix:///tmp/r.sock?db=3" },
+	{ "unix:///tmp/r.sock?db=0", 1, NULL, 0, "/tmp/r.sock", NULL, NULL, 0,
+	    "unix:///tmp/r.sock" },
+	{ "unix:///tmp/r.sock?", 1, NULL, 0, "/tmp/r.sock", NULL, NULL, 0,
+	    "unix:///tmp/r.sock" },
+	{ "unix://:" PASSWORD "@/tmp/r.sock?db=1", 1, NULL, 0, "/tmp/r.sock",
+	    NULL, PASSWORD, 1, "unix://:***@/tmp/r.sock?db=1" },
+	{ "unix://alice:" PASSWORD "@/tmp/r.sock", 1, NULL, 0, "/tmp/r.sock",
+	    "alice", PASSWORD, 0, "unix://alice:***@/tmp/r.sock" },
+	{ "unix://alice@/tmp/r.sock", 1, NULL, 0, "/tmp/r.sock", "alice", NULL,
+	    0, "unix://alice@/tmp/r.sock" },
+	{ "unix:///tmp/my%20dir/r%3F.sock", 1, NULL, 0, "/tmp/my dir/r?.sock",
+	    NULL, NULL, 0, "unix:///tmp/my%20dir/r%3F.sock" },
+	{ "unix:///tmp/a@b:c.sock", 1, NULL, 0, "/tmp/a@b:c.sock", NULL, NULL,
+	    0, "unix:///tmp/a@b:c.sock" },
+	{ "unix:///", 1, NULL, 0, "/", NULL, NULL, 0, "unix:///" },
+};
+
+/* The problems, as parse errors name them after the quoted URL. */
+#define NO_SCHEME "missing scheme (use redis:// or unix://)"
+#define BAD_HOST "only letters, digits, '.', '-' and '_' are allowed"
+#define IPV6_BRACKETS \
+	"an IPv6 address must be in brackets, as in redis://[::1]:6379"
+#define PORT_RANGE "port must be 1-65535"
+#define PORT_NAN "port is not a number 1-65535"
+#define DB_RANGE "db must be a number 0-2147483647"
+#define NO_QUERY \
+	"a query is only allowed in unix:// URLs (put the db in the path: " \
+	"redis://host/N)"
+#define NEEDS_ENCODING \
+	"'@' after the host (percent-encode '/', '?', '#' and '@' in a user " \
+	"name or password)"
+#define BAD_PCT(what) \
+	"bad percent-encoding in the " what " (write a '%' as %25)"
+#define CONTROL(what) "the " what " contains a control byte (percent-encode it)"
+#define NOT_ABSOLUTE \
+	"the socket path must be absolute, as in unix:///run/redis.sock"
+#define CREDS_NO_PATH \
+	"expected \"@/\" after the user name and password (percent-encode " \
+	"'/', '?', '#' and '@' in them)"
+
+/*
+ * Each message must read exactly: bad Redis URL "<shown>": <problem>,
+ * where shown is the input (when NULL) or the input as it must appear:
+ * escaped, and with anything that may be a password replaced by "***".
+ */
+static const struct {
+	const char *in;
+	const char *shown;
+	const char *problem;
+} bad[] = {
+	{ "", NULL, "empty" },
+	{ "localhost:6379", NULL, NO_SCHEME },
+	{ "127.0.0.1:6379", NULL, NO_SCHEME },
+	{ "/run/redis.sock", NULL, NO_SCHEME },
+	{ "redis:localhost", NULL, "expected \"//\" after \"redis:\"" },
+	{ "unix:/run/redis.sock", NULL, "expected \"//\" after \"unix:\"" },
+	{ "http://h", NULL,
+	    "unknown scheme \"http\" (use redis:// or unix://)" },
+	{ "redis+tls://h", NULL,
+	    "unknown scheme \"redis+tls\" (use redis:// or unix://)" },
+	{ "rediss://h:6380", NULL, "rediss:// (TLS) is not supported" },
+	{ "rediss://:" PASSWORD "@h", "rediss://:***@h",
+	    "rediss:// (TLS) is not supported" },
+
+	/* Hosts. */
+	{ "redis://", NULL, "missing host" },
+	{ "redis://:7000", NULL, "missing host" },
+	{ "redis:///0", NULL, "missing host" },
+	{ "redis://:" PASSWORD "@", "redis://:***@", "missing host" },
+	{ "redis://:" PASSWORD "@:6379/0", "redis://:***@:6379/0",
+	    "missing host" },
+	{ "redis://ho st", NULL, "bad host \"ho st\": " BAD_HOST },
+	{ "redis://h\x01", "redis://h\\x01", "bad host \"h\\x01\": " BAD_HOST },
+	{ "redis://h%41", NULL, "bad host \"h%41\": " BAD_HOST },
+	{ "redis://256.1.1.1", NULL, "bad IPv4 address \"256.1.1.1\"" },
+	{ "redis://127.1", NULL, "bad IPv4 address \"127.1\"" },
+	{ "redis://::1", NULL, IPV6_BRACKETS },
+	{ "redis://2001:db8::1:6379/0", NULL, IPV6_BRACKETS },
+	{ "redis://fe80::abcd", "redis://fe80::***", IPV6_BRACKETS },
+	{ "redis://[::1", NULL, "missing ']' after the IPv6 address" },
+	{ "redis://[]:6379", NULL, "missing host" },
+	{ "redis://[zz::1]", NULL, "bad IPv6 address \"zz::1\"" },
+	{ "redis://[127.0.0.1]", NULL, "bad IPv6 address \"127.0.0.1\"" },
+	{ "redis://[fe80::1%25eth0]", NULL,
+	    "bad IPv6 address \"fe80::1%25eth0\"" },
+	{ "redis://[::1]x", NULL, "unexpected \"x\" after the IPv6 address" },
+
+	/* Ports. One that is not a number is hidden: it may be a password. */
+	{ "redis://h:0/0", NULL, PORT_RANGE },
+	{ "redis://h:65536", NULL, PORT_RANGE },
+	{ "redis://h:70000", NULL, PORT_RANGE },
+	{ "redis://h:99999999999999999999999", NULL, PORT_RANGE },
+	{ "redis://[::1]:0", NULL, PORT_RANGE },
+	{ "redis://h:-1", "redis://h:***", PORT_RANGE },
+	{ "redis://h:abc", "redis://h:***", PORT_NAN },
+	{ "redis://h:6379x/0", "redis://h:***/0", PORT_NAN },
+	{ "redis://h:+6379", "redis://h:***", PORT_NAN },
+	{ "redis://h: 6379", "redis://h:***", PORT_NAN },
+	{ "redis://:pw@h:abc", "redis://:***@h:abc", PORT_NAN },
+	{ "redis://h:", NULL, "missing port after ':'" },
+	{ "redis://h:/0", NULL, "missing port after ':'" },
+
+	/* A password typed without "@host" reads as a port: hidden as one. */
+	{ "redis://:" PASSWORD, "redis://:***", "missing host" },
+	{ "redis://alice:" PASSWORD "/0", "redis://alice:***/0", PORT_NAN },
+	{ "unix://:" PASSWORD, "unix://:***", NOT_ABSOLUTE },
+
+	/* Databases. */
+	{ "redis://h/-1", NULL, DB_RANGE },
+	{ "redis://h/2147483648", NULL, DB_RANGE },
+	{ "redis://h/99999999999999999999", NULL, DB_RANGE },
+	{ "redis://h/x", NULL, DB_RANGE },
+	{ "redis://h/0x", NULL, DB_RANGE },
+	{ "redis://h/1/2", NULL, "unexpected \"/2\" after the db" },
+	{ "redis://h/0/", NULL, "unexpected \"/\" after the db" },
+	{ "redis://h?db=1", NULL, NO_QUERY },
+	{ "redis://h/0?db=1", NULL, NO_QUERY },
+	{ "redis://h/0#x", NULL, "a fragment (\"#...\") is not allowed" },
+
+	/* User names and passwords. */
+	{ "redis://@h", NULL, "empty user name and password before '@'" },
+	{ "redis://alice:@h", NULL, "empty password after ':'" },
+	{ "redis://:@h", NULL, "empty password after ':'" },
+	{ "redis://:s3@cret@h", "redis://:***@h",
+	    "an '@' in a user name or password must be percent-encoded as "
+	    "%40" },
+	{ "redis://:s3/cret@h", "redis://:***@h", NEEDS_ENCODING },
+	{ "redis://:s3?cret@h", "redis://:***@h", NEEDS_ENCODING },
+	{ "redis://:s3#cret@h", "redis://:***@h", NEEDS_ENCODING },
+	{ "redis://alice:s3cr/et@h:6379/0", "redis://alice:***@h:6379/0",
+	    NEEDS_ENCODING },
+	{ "redis://:" PASSWORD "%@h", "redis://:***@h", BAD_PCT("password") },
+	{ "redis://:" PASSWORD "%4@h", "redis://:***@h", BAD_PCT("password") },
+	{ "redis://:" PASSWORD "%zz@h", "redis://:***@h", BAD_PCT("password") },
+	{ "redis://:" PASSWORD "%00@h", "redis://:***@h",
+	    "the password contains a NUL byte (%00)" },
+	{ "redis://:s3\tcret@h", "redis://:***@h", CONTROL("password") },
+	{ "redis://al%ice:" PASSWORD "@h", "redis://al%ice:***@h",
+	    BAD_PCT("user name") },
+	{ "redis://al%00ice@h", NULL,
+	    "the user name contains a NUL byte (%00)" },
+	{ "redis://al\x7f"
+	  "ice@h",
+	    "redis://al\\x7fice@h", CONTROL("user name") },
+
+	/* Unix sockets. */
+	{ "unix://", NULL, "missing socket path" },
+	{ "unix://?db=1", NULL, "missing socket path" },
+	{ "unix://:" PASSWORD "@", "unix://:***@", "missing socket path" },
+	{ "unix://run/redis.sock", NULL, NOT_ABSOLUTE },
+	{ "unix://./redis.sock", NULL, NOT_ABSOLUTE },
+	{ "unix://redis.sock", NULL, NOT_ABSOLUTE },
+	{ "unix://localhost/run/redis.sock", NULL, NOT_ABSOLUTE },
+	{ "unix://:" PASSWORD "@run/redis.sock", "unix://:***@run/redis.sock",
+	    CREDS_NO_PATH },
+	{ "unix://:s3/cret@/run/redis.sock", "unix://:***@/run/redis.sock",
+	    CREDS_NO_PATH },
+	{ "unix://@/run/redis.sock", NULL,
+	    "empty user name and password before '@'" },
+	{ "unix:///run/r%zz.sock", NULL, BAD_PCT("socket path") },
+	{ "unix:///run/r%00.sock", NULL,
+	    "the socket path contains a NUL byte (%00)" },
+	{ "unix:///run/r\n.sock", "unix:///run/r\\x0a.sock",
+	    CONTROL("socket path") },
+	{ "unix:///r.sock?db=x", NULL, DB_RANGE },
+	{ "unix:///r.sock?db=", NULL, DB_RANGE },
+	{ "unix:///r.sock?db", NULL, DB_RANGE },
+	{ "unix:///r.sock?db=-1", NULL, DB_RANGE },
+	{ "unix:///r.sock?db=2147483648", NULL, DB_RANGE },
+	{ "unix:///r.sock?db=1&db=2", NULL, "db is given twice" },
+	{ "unix:///r.sock?password=x", NULL,
+	    "unknown query parameter \"password\" (only db=N is allowed)" },
+	{ "unix:///r.sock?db=1&timeout=5", NULL,
+	    "unknown query parameter \"timeout\" (only db=N is allowed)" },
+	{ "unix:///r.sock?DB=1", NULL,
+	    "unknown query parameter \"DB\" (only db=N is allowed)" },
+	{ "unix:///r.sock?db=1#x", NULL,
+	    "a fragment (\"#...\") is not allowed" },
+
+};
+
+START_TEST(test_good)
+{
+	struct redis_url *u = SENTINEL;
+	char *cause = SENTINEL, *display;
+
+	ck_assert_msg(redis_url_parse(good[_i].in, &u, &cause) == 0,
+	    "\"%s\" refused: %s", good[_i].in, cause == SENTINEL ? "" : cause);
+	ck_assert_ptr_eq(cause, SENTINEL);
+	ck_assert_ptr_ne(u, SENTINEL);
+	ck_assert_int_eq(u->is_unix, good[_i].is_unix);
+	ck_assert_pstr_eq(u->host, good[_i].host);
+	if (!good[_i].is_unix)
+		ck_assert_int_eq(u->port, good[_i].port);
+	ck_assert_pstr_eq(u->path, good[_i].path);
+	ck_assert_pstr_eq(u->user, good[_i].user);
+	ck_assert_pstr_eq(u->password, good[_i].password);
+	ck_assert_int_eq(u->db, good[_i].db);
+
+	display = redis_url_display(u);
+	ck_assert_str_eq(display, good[_i].display);
+	free(display);
+	redis_url_free(u);
+}
+END_TEST
+
+/*
+ * The display form parses back to the same URL, but for a password, which
+ * comes back as "***".
+ */
+START_TEST(test_display_parses)
+{
+	struct redis_url *u, *again;
+	char *cause = NULL, *display, *display2;
+
+	ck_assert_int_eq(redis_url_parse(good[_i].in, &u, &cause), 0);
+	display = redis_url_display(u);
+	ck_assert_msg(redis_url_parse(display, &again, &cause) == 0,
+	    "display \"%s\" refused: %s", display, cause);
+	ck_assert_int_eq(again->is_unix, u->is_unix);
+	ck_assert_pstr_eq(again->host, u->host);
+	ck_assert_int_eq(again->port, u->port);
+	ck_assert_pstr_eq(again->path, u->path);
+	ck_assert_pstr_eq(again->user, u->user);
+	ck_assert_pstr_eq(again->password, u->password == NULL ? NULL : "***");
+	ck_assert_int_eq(again->db, u->db);
+	display2 = redis_url_display(again);
+	ck_assert_str_eq(display2, display);
+	free(display2);
+	free(display);
+	redis_url_free(again);
+	redis_url_free(u);
+}
+END_TEST
+
+START_TEST(test_bad)
+{
+	struct redis_url *u = SENTINEL;
+	char *cause = NULL, want[512];
+
+	snprintf(want, sizeof want, "bad Redis URL \"%s\": %s",
+	    bad[_i].shown == NULL ? bad[_i].in : bad[_i].shown,
+	    bad[_i].problem);
+	ck_assert_msg(redis_url_parse(bad[_i].in, &u, &cause) == -1,
+	    "\"%s\" accepted", bad[_i].in);
+	ck_assert_ptr_eq(u, SENTINEL);
+	ck_assert_ptr_nonnull(cause);
+	ck_assert_str_eq(cause, want);
+	ck_assert_msg(
+	    strstr(cause, PASSWORD) == NULL, "password in \"%s\"", cause);
+	free(cause);
+}
+END_TEST
+
+/*
+ * A socket path fills sun_path but for its NUL (107 bytes on Linux, 103 on
+ * the BSDs); one byte more is refused.
+ */
+START_TEST(test_unix_path_length)
+{
+	struct sockaddr_un sun;
+	struct redis_url *u = SENTINEL;
+	char url[sizeof "unix://" + sizeof sun.sun_path], *cause = SENTINEL;
+	char want[512];
+	size_t max = sizeof sun.sun_path - 1;
+
+	memcpy(url, "unix://", 7);
+	memset(url + 7, 'p', max + 1);
+	url[7] = '/';
+
+	url[7 + max] = '\0';
+	ck_assert_int_eq(redis_url_parse(url, &u, &cause), 0);
+	ck_assert_ptr_eq(cause, SENTINEL);
+	ck_assert_uint_eq(strlen(u->path), max);
+	redis_url_free(u);
+
+	u = SENTINEL;
+	url[7 + max] = 'p';
+	url[7 + max + 1] = '\0';
+	ck_assert_int_eq(redis_url_parse(url, &u, &cause), -1);
+	ck_assert_ptr_eq(u, SENTINEL);
+	snprintf(want, sizeof want,
+	    "bad Redis URL \"%s\": the socket path is longer than %zu bytes "
+	    "(%zu)",
+	    url, max, max + 1);
+	ck_assert_str_eq(cause, want);
+	free(cause);
+}
+END_TEST
+
+/*
+ * Host names are at most 253 bytes; the message about a longer one cuts
+ * the URL it quotes at 256 bytes.
+ */
+START_TEST(test_host_length)
+{
+	struct redis_url *u = SENTINEL;
+	char url[8 + 254 + 1], *cause = SENTINEL, want[512];
+
+	memcpy(url, "redis://", 8);
+	memset(url + 8, 'h', 254);
+	url[8 + 253] = '\0';
+	ck_assert_int_eq(redis_url_parse(url, &u, &cause), 0);
+	ck_assert_uint_eq(strlen(u->host), 253);
+	redis_url_free(u);
+
+	u = SENTINEL;
+	url[8 + 253] = 'h';
+	url[8 + 254] = '\0';
+	ck_assert_int_eq(redis_url_parse(url, &u, &cause), -1);
+	ck_assert_ptr_eq(u, SENTINEL);
+	snprintf(want, sizeof want,
+	    "bad Redis URL \"%.256s...\": host is longer than 253 bytes (254)",
+	    url);
+	ck_assert_str_eq(cause, want);
+	free(cause);
+}
+END_TEST
+
+/* Display builds from the struct alone, whatever was parsed. */
+START_TEST(test_display_struct)
+{
+	struct redis_url u;
+	char *s;
+
+	memset(&u, 0, sizeof u);
+	u.host = (char *)"::1";
+	u.port = 6380;
+	u.user = (char *)"a b@c";
+	u.password = (char *)PASSWORD;
+	u.db = 2;
+	s = redis_url_display(&u);
+	ck_assert_str_eq(s, "redis://a%20b%40c:***@[::1]:6380/2");
+	free(s);
+
+	memset(&u, 0, sizeof u);
+	u.is_unix = 1;
+	u.path = (char *)"/tmp/100%/r?#\x01.sock";
+	s = redis_url_display(&u);
+	ck_assert_str_eq(s, "unix:///tmp/100%25/r%3F%23%01.sock");
+	free(s);
+}
+END_TEST
+
+START_TEST(test_free_null)
+{
+	redis_url_free(NULL);
+}
+END_TEST
+
+static Suite *
+redisurl_suite(void)
+{
+	Suite *s;
+	TCase *tc;
+
+	s = suite_create("redisurl");
+
+	tc = tcase_create("good");
+	tcase_add_loop_test(tc, test_good, 0, NITEMS(good));
+	tcase_add_loop_test(tc, test_display_parses, 0, NITEMS(good));
+	tcase_add_test(tc, test_display_struct);
+	tcase_add_test(tc, test_free_null);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("bad");
+	tcase_add_loop_test(tc, test_bad, 0, NITEMS(bad));
+	tcase_add_test(tc, test_unix_path_length);
+	tcase_add_test(tc, test_host_length);
+	suite_add_tcase(s, tc);
+
+	return (s);
+}
+
+int
+main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	sr = srunner_create(redisurl_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}
