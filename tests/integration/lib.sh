@@ -122,6 +122,23 @@ wait_for() {
 	return 1
 }
 
+# wait_until SECONDS DESCRIPTION 'SHELL CONDITION': like wait_for, but the
+# condition is a string evaluated afresh each time, so command
+# substitutions in it are re-run: wait_until 5 "x" '[ "$(f)" -ge 3 ]'.
+wait_until() {
+	local limit=$1 what=$2 cond=$3 i=0 n
+	n=$((limit * 20))
+	while [ $i -lt $n ]; do
+		if eval "$cond" >/dev/null 2>&1; then
+			return 0
+		fi
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo "# timed out after ${limit}s waiting for $what"
+	return 1
+}
+
 # redis_start [NAME] [EXTRA ARGS...]: start a private redis-server on
 # $T_DIR/NAME.sock; sets REDIS_SOCK, REDIS_PID and REDIS_URL.
 redis_start() {
@@ -186,4 +203,145 @@ redis_time_ms() {
 		read -r us
 		echo $((s * 1000 + us / 1000))
 	}
+}
+
+# --- reactors ---------------------------------------------------------------
+
+: "${LAPSED:=lapsed}"
+
+# lapsed_conf NAME [LINES...]: write $T_DIR/NAME.conf for the private
+# server with namespace "t" (sink stream) unless LINES define their own.
+# Extra LINES are appended verbatim.
+lapsed_conf() {
+	local name=$1
+	shift
+	{
+		echo "[redis]"
+		echo "url = $REDIS_URL"
+		echo "connect-timeout = 1s"
+		echo "command-timeout = 2s"
+		echo "[lapsed]"
+		echo "sweep-interval = ${SWEEP_INTERVAL:-1s}"
+		echo "log-level = ${LOG_LEVEL:-info}"
+		printf '%s\n' "$@"
+	} >"$T_DIR/$name.conf"
+}
+
+# lapsed_start NAME: start lapsed with $T_DIR/NAME.conf, logging to
+# $T_DIR/NAME.log; sets LAPSED_PID (and remembers NAME's pid in
+# $T_DIR/NAME.pid).
+lapsed_start() {
+	local name=$1
+	$LAPSED_WRAPPER "$LAPSED" -c "$T_DIR/$name.conf" \
+	    >>"$T_DIR/$name.log" 2>&1 &
+	LAPSED_PID=$!
+	echo "$LAPSED_PID" >"$T_DIR/$name.pid"
+	t_track "$LAPSED_PID"
+}
+
+# lapsed_ready NAME: true once NAME logged that it listens.
+lapsed_ready() {
+	grep -q 'listening for expired keys' "$T_DIR/$1.log"
+}
+
+# lapsed_kill NAME: SIGKILL it.
+lapsed_kill() {
+	local pid
+	pid=$(cat "$T_DIR/$1.pid")
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	t_untrack "$pid"
+}
+
+# lapsed_stop NAME: SIGTERM, wait (at most 15 s) and answer its exit code.
+lapsed_stop() {
+	local pid i=0 rc
+	pid=$(cat "$T_DIR/$1.pid")
+	kill -TERM "$pid" 2>/dev/null
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 300 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -9 "$pid"
+	fi
+	wait "$pid"
+	rc=$?
+	t_untrack "$pid"
+	return $rc
+}
+
+# gen_schedule NS COUNT FIRST_DUE_MS SPAN_MS [PREFIX]: RESP for COUNT
+# lapse_schedule calls, ids PREFIX0..PREFIXn-1 due evenly over SPAN_MS from
+# FIRST_DUE_MS, payload "p<i>"; feed it to `rcli --pipe`.
+gen_schedule() {
+	awk -v ns="$1" -v n="$2" -v first="$3" -v span="$4" -v pre="${5:-e}" '
+	function bulk(s) { printf "$%d\r\n%s\r\n", length(s), s }
+	BEGIN {
+		for (i = 0; i < n; i++) {
+			id = pre i
+			due = first + int(i * span / n)
+			printf "*11\r\n"
+			bulk("FCALL"); bulk("lapse_schedule"); bulk("3")
+			bulk("lapse:{" ns "}:due"); bulk("lapse:{" ns "}:jobs")
+			bulk("lapse:{" ns "}:t:" id)
+			bulk(ns); bulk(id); bulk("at"); bulk(sprintf("%d", due))
+			bulk("p" i)
+		}
+	}'
+}
+
+# schedule_bulk NS COUNT FIRST_DUE_MS SPAN_MS [PREFIX]: schedule them all;
+# fails unless every call succeeded.
+schedule_bulk() {
+	gen_schedule "$@" | rcli --pipe 2>&1 | grep -q "errors: 0, replies: $2"
+}
+
+# fired_entries NS: "id due fired via" per stream entry.
+fired_entries() {
+	rcli XRANGE "lapse:{$1}:fired" - + | awk '
+	$0 == "id" { getline; id = $0; next }
+	$0 == "due" { getline; due = $0; next }
+	$0 == "fired" { getline; fired = $0; next }
+	$0 == "via" { getline; print id, due, fired, $0 }'
+}
+
+# fired_count NS: entries in the fired stream.
+fired_count() {
+	rcli XLEN "lapse:{$1}:fired"
+}
+
+# check_exactly_once NS COUNT [PREFIX]: every id PREFIX0..COUNT-1 fired
+# exactly once, none before its due time; prints what is wrong.
+check_exactly_once() {
+	fired_entries "$1" | awk -v n="$2" -v pre="${3:-e}" '
+	{ seen[$1]++; if ($3 < $2) early++ }
+	END {
+		for (i = 0; i < n; i++) {
+			c = seen[pre i]
+			if (c == 0) lost++
+			else if (c > 1) dup += c - 1
+		}
+		for (k in seen) total++
+		bad = total - n + lost
+		printf "lost %d duplicated %d early %d unknown %d\n",
+		    lost, dup, early, bad
+	}'
+}
+
+# lateness NS: "via n= p50= p99= max=" of fired - due, per path and all.
+lateness() {
+	fired_entries "$1" | awk '{ print $4, $3 - $2 }' >"$T_DIR/lateness"
+	{
+		sort -k1,1 -k2,2n "$T_DIR/lateness"
+		awk '{ print "all", $2 }' "$T_DIR/lateness" | sort -k2,2n
+	} | awk '
+	function flush() {
+		if (n == 0) return
+		printf "%s n=%d p50=%dms p99=%dms max=%dms\n", cur, n,
+		    a[int((n - 1) * 0.50) + 1], a[int((n - 1) * 0.99) + 1], a[n]
+	}
+	$1 != cur { flush(); cur = $1; n = 0 }
+	{ a[++n] = $2 }
+	END { flush() }'
 }

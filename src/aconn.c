@@ -1,0 +1,620 @@
+/*
+ * Self-healing asynchronous Redis connections on hiredis 0.14 and
+ * libevent.
+ *
+ * States: IDLE (waiting to retry) -> RESOLVING (evdns, host names only)
+ * -> CONNECTING (connect deadline armed) -> HANDSHAKE (AUTH, SELECT,
+ * library check) -> READY. Any failure goes back to IDLE with a backoff
+ * timer; STOPPED is final.
+ *
+ * hiredis traps handled here (see DEPENDENCIES.md): a failed connect frees
+ * the context itself without the disconnect callback; a disconnect calls
+ * every pending callback with NULL before the disconnect callback, and
+ * frees the context after it returns; redisAsyncDisconnect() waits for
+ * pending replies, so a hung server would never be let go: connections
+ * are dropped with redisAsyncFree(), always from a libevent callback of
+ * our own (drop_ev), never from inside a hiredis callback.
+ *
+ * Every command is tracked in a FIFO with its send time; replies come back
+ * in order, so the head is the oldest outstanding command, and a check
+ * every 100 ms drops the connection when it is older than the command
+ * timeout. A subscribed connection's messages are not tracked: its owner
+ * judges its liveness (see reactor.c).
+ */
+#include "config.h"
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <event2/dns.h>
+#include <event2/util.h>
+
+#include <hiredis/hiredis.h>
+#include <hiredis/async.h>
+#include <hiredis/adapters/libevent.h>
+
+#include "aconn.h"
+#include "backoff.h"
+#include "clock.h"
+#include "log.h"
+#include "lualib.h"
+#include "rconn.h"
+#include "xmalloc.h"
+
+#define ACONN_CHECK_MS 100
+#define ACONN_BACKOFF_BASE_MS 100
+#define ACONN_BACKOFF_MAX_MS 5000
+/* While Redis stays away, say so at warn level this often. */
+#define ACONN_NAG_US (30 * 1000000ULL)
+
+enum aconn_state {
+	ACONN_IDLE,
+	ACONN_RESOLVING,
+	ACONN_CONNECTING,
+	ACONN_HANDSHAKE,
+	ACONN_READY,
+	ACONN_STOPPED,
+};
+
+struct pending {
+	TAILQ_ENTRY(pending) entry;
+	struct aconn *conn;
+	aconn_reply_cb *fn;
+	void *privdata;
+	uint64_t sent_us;
+};
+TAILQ_HEAD(pending_list, pending);
+
+struct aconn {
+	struct event_base *base;
+	struct evdns_base *dns;
+	char *name;
+	char *display; /* the URL without its password */
+	struct aconn_config cfg;
+	aconn_state_cb *state_cb;
+	void *arg;
+
+	enum aconn_state state;
+	redisAsyncContext *ac;
+	struct evdns_getaddrinfo_request *dnsreq;
+	struct pending_list pending;
+	size_t npending;
+
+	struct event *connect_timer;
+	struct event *retry_timer;
+	struct event *check_timer;
+	struct event *drop_ev;
+	char *drop_reason;
+
+	struct backoff backoff;
+	unsigned int failures; /* since the last time it was ready */
+	uint64_t nagged_us; /* when a failure was last logged at warn */
+};
+
+static void aconn_connect(struct aconn *);
+static void aconn_connect_addr(struct aconn *, const char *);
+static void aconn_handshake_next(struct aconn *, int);
+
+static void
+timer_ms(struct event *ev, uint64_t ms)
+{
+	struct timeval tv;
+
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	evtimer_add(ev, &tv);
+}
+
+/*
+ * A connection attempt failed or a live connection was lost: log it (at
+ * warn for the first failure and then every 30 s, at debug otherwise) and
+ * try again after a backoff.
+ */
+static void
+aconn_retry(struct aconn *conn, const char *why)
+{
+	uint64_t delay, now = clock_mono_us();
+
+	conn->ac = NULL;
+	if (conn->state == ACONN_STOPPED)
+		return;
+	conn->state = ACONN_IDLE;
+	delay = backoff_next(&conn->backoff, arc4random());
+	conn->failures++;
+	if (conn->failures == 1 || now - conn->nagged_us >= ACONN_NAG_US) {
+		if (conn->failures == 1)
+			log_warnx("redis %s: %s: %s; retrying", conn->name,
+			    conn->display, why);
+		else
+			log_warnx("redis %s: %s: %s; still retrying "
+			          "(%u attempts)",
+			    conn->name, conn->display, why, conn->failures);
+		conn->nagged_us = now;
+	} else
+		log_debug("redis %s: %s: %s; retrying in %llu ms", conn->name,
+		    conn->display, why, (unsigned long long)delay);
+	evtimer_del(conn->connect_timer);
+	evtimer_del(conn->check_timer);
+	timer_ms(conn->retry_timer, delay);
+}
+
+static void
+retry_cb(evutil_socket_t fd, short events, void *arg)
+{
+	aconn_connect(arg);
+}
+
+/* Drop the connection: from drop_ev, outside any hiredis callback. */
+static void
+drop_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct aconn *conn = arg;
+	redisAsyncContext *ac = conn->ac;
+	char *reason = conn->drop_reason;
+	int was_ready = conn->state == ACONN_READY;
+
+	conn->drop_reason = NULL;
+	if (conn->state == ACONN_STOPPED) {
+		free(reason);
+		return;
+	}
+	if (ac == NULL) {
+		/* Still resolving: the request is cancelled below. */
+		if (conn->dnsreq != NULL) {
+			evdns_getaddrinfo_cancel(conn->dnsreq);
+			conn->dnsreq = NULL;
+		}
+		aconn_retry(conn, reason != NULL ? reason : "dropped");
+		free(reason);
+		return;
+	}
+	/*
+	 * Mark the connection down before hiredis calls the pending callbacks
+	 * with NULL, so none of them can send anything on it; the disconnect
+	 * callback (called only if it had connected) does the rest.
+	 */
+	conn->state = ACONN_IDLE;
+	if (was_ready)
+		conn->state_cb(conn, 0, conn->arg);
+	if (!(ac->c.flags & REDIS_CONNECTED)) {
+		redisAsyncFree(ac);
+		aconn_retry(conn, reason != NULL ? reason : "dropped");
+	} else {
+		conn->drop_reason = reason;
+		reason = NULL;
+		redisAsyncFree(ac);
+	}
+	free(reason);
+}
+
+void
+aconn_drop(struct aconn *conn, const char *reason)
+{
+	if (conn->state == ACONN_STOPPED || conn->state == ACONN_IDLE)
+		return;
+	if (conn->drop_reason == NULL)
+		conn->drop_reason = xstrdup(reason);
+	event_active(conn->drop_ev, EV_TIMEOUT, 0);
+}
+
+static void
+connect_timeout_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct aconn *conn = arg;
+	char why[64];
+
+	snprintf(why, sizeof why, "connect timed out after %llu ms",
+	    (unsigned long long)conn->cfg.connect_timeout_ms);
+	aconn_drop(conn, why);
+}
+
+static void
+check_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct aconn *conn = arg;
+	struct pending *p = TAILQ_FIRST(&conn->pending);
+	char why[64];
+
+	if (p == NULL)
+		return;
+	if (clock_mono_us() - p->sent_us < conn->cfg.command_timeout_ms * 1000)
+		return;
+	snprintf(why, sizeof why, "no reply within %llu ms",
+	    (unsigned long long)conn->cfg.command_timeout_ms);
+	aconn_drop(conn, why);
+}
+
+static void
+reply_cb(redisAsyncContext *ac, void *r, void *privdata)
+{
+	struct pending *p = privdata;
+	struct aconn *conn = p->conn;
+
+	TAILQ_REMOVE(&conn->pending, p, entry);
+	conn->npending--;
+	p->fn(conn, r, p->privdata, p->sent_us);
+	free(p);
+}
+
+/* Send a command in any state that has a context (handshake included). */
+static int
+aconn_send(struct aconn *conn, aconn_reply_cb *fn, void *privdata, int argc,
+    const char **argv, const size_t *argvlen)
+{
+	struct pending *p;
+
+	if (conn->ac == NULL)
+		return (-1);
+	p = xcalloc(1, sizeof *p);
+	p->conn = conn;
+	p->fn = fn;
+	p->privdata = privdata;
+	p->sent_us = clock_mono_us();
+	if (redisAsyncCommandArgv(conn->ac, reply_cb, p, argc, argv, argvlen) !=
+	    REDIS_OK) {
+		free(p);
+		return (-1);
+	}
+	TAILQ_INSERT_TAIL(&conn->pending, p, entry);
+	conn->npending++;
+	return (0);
+}
+
+int
+aconn_command(struct aconn *conn, aconn_reply_cb *fn, void *privdata, int argc,
+    const char **argv, const size_t *argvlen)
+{
+	if (conn->state != ACONN_READY)
+		return (-1);
+	return (aconn_send(conn, fn, privdata, argc, argv, argvlen));
+}
+
+int
+aconn_subscribe(struct aconn *conn, redisCallbackFn *fn, void *privdata,
+    int argc, const char **argv, const size_t *argvlen)
+{
+	if (conn->state != ACONN_READY)
+		return (-1);
+	if (redisAsyncCommandArgv(
+	        conn->ac, fn, privdata, argc, argv, argvlen) != REDIS_OK)
+		return (-1);
+	return (0);
+}
+
+/*
+ * The handshake: AUTH, SELECT, then (command connections) FCALL
+ * lapse_version and FUNCTION LOAD REPLACE when needed. Each step's reply
+ * comes to handshake_cb with the step number in privdata.
+ */
+enum handshake_step {
+	STEP_AUTH,
+	STEP_SELECT,
+	STEP_VERSION,
+	STEP_LOAD,
+	STEP_DONE,
+};
+
+static void
+handshake_cb(
+    struct aconn *conn, redisReply *r, void *privdata, uint64_t sent_us)
+{
+	enum handshake_step step = (enum handshake_step)(intptr_t)privdata;
+	static const char *names[] = { "AUTH", "SELECT", "FCALL lapse_version",
+		"FUNCTION LOAD" };
+	enum rconn_functions fs;
+	char *cause, *why;
+
+	if (r == NULL)
+		return; /* lost: the disconnect callback retries */
+	if (step == STEP_VERSION) {
+		fs = rconn_functions_state(r, &cause);
+		if (fs == RCONN_FUNCTIONS_ERROR) {
+			aconn_drop(conn, cause);
+			free(cause);
+			return;
+		}
+		aconn_handshake_next(
+		    conn, fs == RCONN_FUNCTIONS_LOAD ? STEP_LOAD : STEP_DONE);
+		return;
+	}
+	if (r->type == REDIS_REPLY_ERROR) {
+		xasprintf(&why, "Redis refused %s: %s", names[step], r->str);
+		aconn_drop(conn, why);
+		free(why);
+		return;
+	}
+	if (step == STEP_LOAD)
+		log_info("redis %s: loaded the lapse library version %d",
+		    conn->name, lualib_version);
+	if (step == STEP_AUTH)
+		aconn_handshake_next(conn, STEP_SELECT);
+	else if (step == STEP_SELECT)
+		aconn_handshake_next(conn, STEP_VERSION);
+	else
+		aconn_handshake_next(conn, STEP_DONE);
+}
+
+static void
+aconn_handshake_next(struct aconn *conn, int step)
+{
+	const char *argv[4];
+	size_t argvlen[4];
+	const char *password;
+	char db[16];
+	int argc = 0;
+
+	if (step == STEP_AUTH) {
+		password = conn->cfg.password;
+		if (password == NULL)
+			password = conn->cfg.url->password;
+		if (password == NULL) {
+			aconn_handshake_next(conn, STEP_SELECT);
+			return;
+		}
+		argv[argc++] = "AUTH";
+		if (conn->cfg.url->user != NULL)
+			argv[argc++] = conn->cfg.url->user;
+		argv[argc++] = password;
+	} else if (step == STEP_SELECT) {
+		if (conn->cfg.url->db == 0) {
+			aconn_handshake_next(conn, STEP_VERSION);
+			return;
+		}
+		snprintf(db, sizeof db, "%d", conn->cfg.url->db);
+		argv[argc++] = "SELECT";
+		argv[argc++] = db;
+	} else if (step == STEP_VERSION) {
+		if (!conn->cfg.load_functions) {
+			aconn_handshake_next(conn, STEP_DONE);
+			return;
+		}
+		argv[argc++] = "FCALL";
+		argv[argc++] = "lapse_version";
+		argv[argc++] = "0";
+	} else if (step == STEP_LOAD) {
+		argv[argc] = "FUNCTION";
+		argvlen[argc++] = 8;
+		argv[argc] = "LOAD";
+		argvlen[argc++] = 4;
+		argv[argc] = "REPLACE";
+		argvlen[argc++] = 7;
+		argv[argc] = lualib_source;
+		argvlen[argc++] = lualib_length;
+		if (aconn_send(conn, handshake_cb, (void *)(intptr_t)step, argc,
+		        argv, argvlen) != 0)
+			aconn_drop(conn, "cannot send FUNCTION LOAD");
+		return;
+	} else {
+		conn->state = ACONN_READY;
+		conn->failures = 0;
+		backoff_reset(&conn->backoff);
+		log_info(
+		    "redis %s: connected to %s", conn->name, conn->display);
+		conn->state_cb(conn, 1, conn->arg);
+		return;
+	}
+	if (aconn_send(conn, handshake_cb, (void *)(intptr_t)step, argc, argv,
+	        NULL) != 0)
+		aconn_drop(conn, "cannot send the handshake");
+}
+
+static void
+connect_cb(const redisAsyncContext *ac, int status)
+{
+	struct aconn *conn = ac->data;
+
+	evtimer_del(conn->connect_timer);
+	if (status != REDIS_OK) {
+		/* hiredis frees the context; no disconnect callback follows. */
+		aconn_retry(conn,
+		    ac->c.errstr[0] != '\0' ? ac->c.errstr : "cannot connect");
+		return;
+	}
+	conn->state = ACONN_HANDSHAKE;
+	timer_ms(conn->check_timer, ACONN_CHECK_MS);
+	aconn_handshake_next(conn, STEP_AUTH);
+}
+
+static void
+disconnect_cb(const redisAsyncContext *ac, int status)
+{
+	struct aconn *conn = ac->data;
+	int was_ready = conn->state == ACONN_READY;
+	char *reason = conn->drop_reason;
+	char why[256];
+
+	conn->drop_reason = NULL;
+	conn->ac = NULL;
+	if (conn->state == ACONN_STOPPED) {
+		free(reason);
+		return;
+	}
+	if (was_ready) {
+		conn->state = ACONN_IDLE;
+		conn->state_cb(conn, 0, conn->arg);
+	}
+	if (reason != NULL)
+		snprintf(why, sizeof why, "%s", reason);
+	else if (ac->c.errstr[0] != '\0')
+		snprintf(why, sizeof why, "connection lost: %s", ac->c.errstr);
+	else
+		snprintf(why, sizeof why, "connection closed by the server");
+	free(reason);
+	aconn_retry(conn, why);
+}
+
+static void
+aconn_connect_addr(struct aconn *conn, const char *addr)
+{
+	redisAsyncContext *ac;
+	char why[256];
+
+	if (conn->cfg.url->is_unix)
+		ac = redisAsyncConnectUnix(conn->cfg.url->path);
+	else
+		ac = redisAsyncConnect(addr, conn->cfg.url->port);
+	if (ac == NULL) {
+		aconn_retry(conn, "out of memory");
+		return;
+	}
+	if (ac->err != 0) {
+		snprintf(why, sizeof why, "%s", ac->errstr);
+		redisAsyncFree(ac);
+		aconn_retry(conn, why);
+		return;
+	}
+	ac->data = conn;
+	conn->ac = ac;
+	if (redisLibeventAttach(ac, conn->base) != REDIS_OK) {
+		redisAsyncFree(ac);
+		aconn_retry(conn, "cannot attach to the event loop");
+		return;
+	}
+	redisAsyncSetConnectCallback(ac, connect_cb);
+	redisAsyncSetDisconnectCallback(ac, disconnect_cb);
+	conn->state = ACONN_CONNECTING;
+	timer_ms(conn->connect_timer, conn->cfg.connect_timeout_ms);
+}
+
+static void
+dns_cb(int result, struct evutil_addrinfo *res, void *arg)
+{
+	struct aconn *conn = arg;
+	char addr[INET6_ADDRSTRLEN], why[256];
+	const void *sa;
+
+	conn->dnsreq = NULL;
+	if (result == EVUTIL_EAI_CANCEL) {
+		if (res != NULL)
+			evutil_freeaddrinfo(res);
+		return;
+	}
+	if (result != 0 || res == NULL) {
+		snprintf(why, sizeof why, "cannot resolve %s: %s",
+		    conn->cfg.url->host, evutil_gai_strerror(result));
+		if (res != NULL)
+			evutil_freeaddrinfo(res);
+		evtimer_del(conn->connect_timer);
+		aconn_retry(conn, why);
+		return;
+	}
+	if (res->ai_family == AF_INET6)
+		sa = &((struct sockaddr_in6 *)res->ai_addr)->sin6_addr;
+	else
+		sa = &((struct sockaddr_in *)res->ai_addr)->sin_addr;
+	inet_ntop(res->ai_family, sa, addr, sizeof addr);
+	evutil_freeaddrinfo(res);
+	evtimer_del(conn->connect_timer);
+	aconn_connect_addr(conn, addr);
+}
+
+static int
+is_address(const char *host)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	return (inet_pton(AF_INET, host, &a4) == 1 ||
+	    inet_pton(AF_INET6, host, &a6) == 1);
+}
+
+static void
+aconn_connect(struct aconn *conn)
+{
+	struct evutil_addrinfo hints;
+
+	if (conn->state == ACONN_STOPPED)
+		return;
+	if (conn->cfg.url->is_unix || is_address(conn->cfg.url->host) ||
+	    conn->dns == NULL) {
+		aconn_connect_addr(conn, conn->cfg.url->host);
+		return;
+	}
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	conn->state = ACONN_RESOLVING;
+	timer_ms(conn->connect_timer, conn->cfg.connect_timeout_ms);
+	conn->dnsreq = evdns_getaddrinfo(
+	    conn->dns, conn->cfg.url->host, NULL, &hints, dns_cb, conn);
+}
+
+struct aconn *
+aconn_new(struct event_base *base, struct evdns_base *dns, const char *name,
+    const struct aconn_config *cfg, aconn_state_cb *cb, void *arg)
+{
+	struct aconn *conn;
+
+	conn = xcalloc(1, sizeof *conn);
+	conn->base = base;
+	conn->dns = dns;
+	conn->name = xstrdup(name);
+	conn->display = redis_url_display(cfg->url);
+	conn->cfg = *cfg;
+	conn->state_cb = cb;
+	conn->arg = arg;
+	conn->state = ACONN_IDLE;
+	TAILQ_INIT(&conn->pending);
+	backoff_init(
+	    &conn->backoff, ACONN_BACKOFF_BASE_MS, ACONN_BACKOFF_MAX_MS);
+	conn->connect_timer = evtimer_new(base, connect_timeout_cb, conn);
+	conn->retry_timer = evtimer_new(base, retry_cb, conn);
+	conn->check_timer = event_new(base, -1, EV_PERSIST, check_cb, conn);
+	conn->drop_ev = event_new(base, -1, 0, drop_cb, conn);
+	if (conn->connect_timer == NULL || conn->retry_timer == NULL ||
+	    conn->check_timer == NULL || conn->drop_ev == NULL)
+		fatalx("aconn_new: cannot create events");
+	return (conn);
+}
+
+void
+aconn_start(struct aconn *conn)
+{
+	aconn_connect(conn);
+}
+
+void
+aconn_free(struct aconn *conn)
+{
+	if (conn == NULL)
+		return;
+	conn->state = ACONN_STOPPED;
+	if (conn->dnsreq != NULL)
+		evdns_getaddrinfo_cancel(conn->dnsreq);
+	if (conn->ac != NULL)
+		redisAsyncFree(conn->ac);
+	event_free(conn->connect_timer);
+	event_free(conn->retry_timer);
+	event_free(conn->check_timer);
+	event_free(conn->drop_ev);
+	free(conn->drop_reason);
+	free(conn->display);
+	free(conn->name);
+	free(conn);
+}
+
+int
+aconn_ready(const struct aconn *conn)
+{
+	return (conn->state == ACONN_READY);
+}
+
+const char *
+aconn_name(const struct aconn *conn)
+{
+	return (conn->name);
+}
+
+size_t
+aconn_pending(const struct aconn *conn)
+{
+	return (conn->npending);
+}
