@@ -153,8 +153,8 @@ redis_start() {
 	t_track "$REDIS_PID"
 	REDIS_SOCK=$T_DIR/$name.sock
 	REDIS_URL=unix://$REDIS_SOCK
-	if ! wait_for 10 "redis-server to answer" \
-	    "$REDIS_CLI" -s "$REDIS_SOCK" PING; then
+	if ! wait_until 10 "redis-server to answer" \
+	    '[ "$("$REDIS_CLI" -s "$REDIS_SOCK" PING)" = PONG ]'; then
 		echo "Bail out! redis-server did not start"
 		cat "$T_DIR/$name.log" | sed 's/^/# /'
 		exit 1
@@ -285,7 +285,7 @@ gen_schedule() {
 			bulk("FCALL"); bulk("lapse_schedule"); bulk("3")
 			bulk("lapse:{" ns "}:due"); bulk("lapse:{" ns "}:jobs")
 			bulk("lapse:{" ns "}:t:" id)
-			bulk(ns); bulk(id); bulk("at"); bulk(sprintf("%d", due))
+			bulk(ns); bulk(id); bulk("at"); bulk(sprintf("%.0f", due))
 			bulk("p" i)
 		}
 	}'
@@ -344,4 +344,30 @@ lateness() {
 	$1 != cur { flush(); cur = $1; n = 0 }
 	{ a[++n] = $2 }
 	END { flush() }'
+}
+
+# start_reactors N [CONF LINES...]: start reactors r1..rN, each with
+# namespace t unless CONF LINES are given, and wait until all listen.
+start_reactors() {
+	local n=$1 i
+	shift
+	[ $# -gt 0 ] || set -- "[namespace t]"
+	for i in $(seq 1 "$n"); do
+		lapsed_conf "r$i" "$@"
+		lapsed_start "r$i"
+	done
+	for i in $(seq 1 "$n"); do
+		wait_for 20 "reactor r$i to listen" lapsed_ready "r$i" || return 1
+	done
+}
+
+# stop_reactors N: SIGTERM r1..rN; sets STOPPED to their exit codes, e.g.
+# "0 0 0" (not in a subshell: only this shell can wait for them).
+stop_reactors() {
+	local i
+	STOPPED=
+	for i in $(seq 1 "$1"); do
+		lapsed_stop "r$i"
+		STOPPED="$STOPPED${STOPPED:+ }$?"
+	done
 }
