@@ -16,10 +16,21 @@ Keys of namespace NS (all share the hash tag {NS}, hence one cluster slot):
                               makes a new earliest event
   lapse:{NS}:fired    STREAM  sink "stream"
   lapse:{NS}:ready    LIST    sink "list"
+  lapse:{NS}:gone     ZSET    id -> ms: adopted events fired in the last
+                              GONE_MS, so that the `expired` notifications
+                              of their keys fire nothing more
+
+Adopted events: an application key under a prefix a namespace watches
+(`SET orders:close:9 v EX 60` with watch = orders:) is adopted as event
+`close:9` of that namespace by lapse_adopt: its due time is the key's
+PEXPIRETIME and its payload the key's value. The key itself plays the part
+of the trigger key. It is not in the {NS} slot: in a cluster, adoption
+needs the application key on the namespace's node.
 
 The event record is a MessagePack map: p = payload (bytes), a = number of
-times the event has fired so far, c = creation time (ms). Readers ignore
-keys they do not know.
+times the event has fired so far, c = creation time (ms), and for adopted
+events k = the application key and t = its type when it is not a string
+(the payload is then empty). Readers ignore keys they do not know.
 
 Firing is "claiming": ZREM of the id from the due ZSET is the
 compare-and-set; it succeeds for exactly one caller, and the hand-off to
@@ -36,7 +47,7 @@ call; they share the {NS} hash tag and so the slot of KEYS[1].
 Errors are raised before any write: a refused call changes nothing.
 ]]
 
-local VERSION = 1
+local VERSION = 2
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -45,6 +56,8 @@ local PAYLOAD_MAX_DEFAULT = 1048576
 local DURATION_MAX = 100 * 365 * 86400 * 1000
 local TIME_MAX = 253402300799999
 local BATCH_MAX = 4096
+-- How long an adopted event's firing is remembered (lapse:{NS}:gone).
+local GONE_MS = 10000
 
 -- Refuse a call: raise an error that api() turns into a plain error reply
 -- (without the script location Redis adds to errors raised by scripts).
@@ -256,8 +269,9 @@ local function json_text(s)
 	return s
 end
 
-local function record_pack(payload, attempts, created)
-	return cmsgpack.pack({ p = payload, a = attempts, c = created })
+local function record_pack(payload, attempts, created, key, ktype)
+	return cmsgpack.pack({ p = payload, a = attempts, c = created,
+	    k = key, t = ktype })
 end
 
 local function record_unpack(raw)
@@ -299,11 +313,15 @@ local function handoff(ns, sink, key, maxlen, id, rec, due, fired, via)
 		    'attempt', attempt, 'via', via }) do
 			args[#args + 1] = v
 		end
+		if rec.t then
+			args[#args + 1] = 'type'
+			args[#args + 1] = rec.t
+		end
 		redis.call('XADD', unpack(args))
 		return
 	end
 	local obj = { ns = ns, due = due, fired = fired, attempt = attempt,
-	    via = via }
+	    via = via, type = rec.t }
 	if json_text(id) then
 		obj.id = id
 	else
@@ -315,6 +333,12 @@ local function handoff(ns, sink, key, maxlen, id, rec, due, fired, via)
 		obj.payload_b64 = base64(rec.p)
 	end
 	redis.call('RPUSH', key, cjson.encode(obj))
+end
+
+-- An adopted event fired: its key's `expired` notification, which may
+-- reach a reactor later, must not fire it again (see lapse_expired).
+local function remember_gone(p, id, now)
+	redis.call('ZADD', p .. 'gone', now, id)
 end
 
 local function check_via(via)
@@ -420,7 +444,8 @@ lapse_cancel: remove an event so that it never fires.
 KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:t:<id>
 ARGV: NS ID
 Reply: 1 cancelled, 0 no such event (already fired, cancelled, or never
-scheduled).
+scheduled). Cancelling an adopted event also deletes the application's key
+(DEL: no `expired` follows).
 ]]
 local function cancel(keys, args)
 	local ns, id = args[1], args[2]
@@ -433,8 +458,12 @@ local function cancel(keys, args)
 	if redis.call('ZREM', keys[1], id) == 0 then
 		return 0
 	end
+	local rec = record_unpack(redis.call('HGET', keys[2], id))
 	redis.call('HDEL', keys[2], id)
 	redis.call('DEL', keys[3])
+	if rec.k then
+		redis.call('DEL', rec.k)
+	end
 	return 1
 end
 
@@ -485,6 +514,9 @@ local function claim(keys, args)
 	local rec = record_unpack(redis.call('HGET', keys[2], id))
 	redis.call('HDEL', keys[2], id)
 	redis.call('DEL', keys[3])
+	if rec.k then
+		remember_gone(p, id, now)
+	end
 	handoff(ns, sink, skey, smax, id, rec, due, now, via)
 	return { 1, head(keys[1]), now }
 end
@@ -532,10 +564,173 @@ local function sweep(keys, args)
 	redis.call('HDEL', keys[2], unpack(ids))
 	redis.call('DEL', unpack(triggers))
 	for i = 1, count do
-		handoff(ns, sink, skey, smax, ids[i], record_unpack(raws[i]),
-		    tonumber(due[2 * i]), now, via)
+		local rec = record_unpack(raws[i])
+		if rec.k then
+			remember_gone(p, ids[i], now)
+		end
+		handoff(ns, sink, skey, smax, ids[i], rec, tonumber(due[2 * i]),
+		    now, via)
 	end
 	return { count, head(keys[1]), now }
+end
+
+--[[
+lapse_adopt: make the events of watched application keys follow the keys'
+current state. For each key: with a TTL, it becomes (or stays) event ID
+due at its PEXPIRETIME with its value as payload; deleted, or without a
+TTL, before its event fell due, the event is cancelled. An adopted event
+already due when its key is found gone or set anew has had its expiry:
+it is fired first (via expired), then the key's new state is adopted.
+Idempotent: any number of reactors adopting the same keys leave one event
+each, and nothing is written when nothing changed. An event scheduled
+through lapse_schedule with the same id is replaced.
+
+KEYS: lapse:{NS}:due lapse:{NS}:jobs SINK-KEY lapse:{NS}:gone KEY1 .. KEYn
+      (1 <= n <= 1000)
+ARGV: NS SINK MAXLEN MAXPAYLOAD ID1 .. IDn   (KEYi ends with IDi)
+  MAXPAYLOAD  a string value longer than this is adopted with an empty
+              payload (its record says why: x = "payload too large")
+Reply: { adopted, cancelled, fired }: events created or moved, cancelled,
+and fired because they were due.
+]]
+local function adopt(keys, args)
+	local ns, sink, maxlen = args[1], args[2], args[3]
+	local maxpayload = whole(args[4], 1e15)
+	check_ns(ns)
+	local skey, smax = parse_sink(ns, sink, maxlen)
+	if maxpayload == nil then
+		fail('bad maxpayload "%s"', show(args[4] or ''))
+	end
+	local p = prefix(ns)
+	local n = #keys - 4
+	for i, name in ipairs({ p .. 'due', p .. 'jobs', skey, p .. 'gone' }) do
+		if keys[i] ~= name then
+			fail('KEYS[%d] must be %s', i, show(name))
+		end
+	end
+	if n < 1 or n > 1000 or #args ~= n + 4 then
+		fail('expected 1 to 1000 keys and as many ids, got %d keys ' ..
+		    'and %d ids', n, #args - 4)
+	end
+	for i = 1, n do
+		local key, id = keys[4 + i], args[4 + i]
+		check_id(id)
+		if #key <= #id or key:sub(-#id) ~= id then
+			fail('KEYS[%d] "%s" does not end with its id "%s"', 4 + i,
+			    show(key), show(id))
+		end
+	end
+	check_claim_keys(keys[1], keys[2], skey, sink)
+	check_type(keys[4], 'zset')
+
+	local now = now_ms()
+	local adopted, cancelled, fired = 0, 0, 0
+	local earliest
+	for i = 1, n do
+		local key, id = keys[4 + i], args[4 + i]
+		local raw = redis.call('HGET', keys[2], id)
+		local rec = raw and record_unpack(raw)
+		local old = redis.call('ZSCORE', keys[1], id)
+		old = old and tonumber(old)
+		local mine = rec and rec.k == key and old
+		local at = redis.call('PEXPIRETIME', key)
+		if mine and old <= now and at ~= old then
+			-- Its expiry came: fire that occurrence before anything.
+			redis.call('ZREM', keys[1], id)
+			redis.call('HDEL', keys[2], id)
+			remember_gone(p, id, now)
+			handoff(ns, sink, skey, smax, id, rec, old, now, 'expired')
+			fired = fired + 1
+			mine, rec, old = nil, nil, nil
+		end
+		if at < 0 then
+			if mine then
+				redis.call('ZREM', keys[1], id)
+				redis.call('HDEL', keys[2], id)
+				cancelled = cancelled + 1
+			end
+		else
+			local ktype = redis.call('TYPE', key).ok
+			local payload, why = '', nil
+			if ktype == 'string' then
+				if redis.call('STRLEN', key) > maxpayload then
+					why = 'payload too large'
+				else
+					payload = redis.call('GET', key)
+				end
+				ktype = nil
+			end
+			if not (mine and old == at and rec.p == payload) then
+				redis.call('ZADD', keys[1], at, id)
+				local r = { p = payload, a = 0, c = now, k = key,
+				    t = ktype, x = why }
+				redis.call('HSET', keys[2], id, cmsgpack.pack(r))
+				redis.call('DEL', p .. 't:' .. id)
+				redis.call('ZREM', keys[4], id)
+				adopted = adopted + 1
+				if not earliest or at < earliest then
+					earliest = at
+				end
+			end
+		end
+	end
+	if earliest and head(keys[1]) == earliest then
+		redis.call('PUBLISH', p .. 'wake', string.format('%d', earliest))
+	end
+	return { adopted, cancelled, fired }
+end
+
+--[[
+lapse_expired: the `expired` notifications of watched keys. An id whose
+event is pending and due is claimed (via expired); an id with no event
+(its key expired before any reactor adopted it) fires once across all
+reactors with an empty payload, due at the time of this call; an id
+fired within the last GONE_MS fires nothing more.
+
+KEYS: lapse:{NS}:due lapse:{NS}:jobs SINK-KEY lapse:{NS}:gone
+ARGV: NS SINK MAXLEN ID1 .. IDn (at most 1000)
+Reply: { fired, next, now } as lapse_sweep.
+]]
+local function expired(keys, args)
+	local ns, sink, maxlen = args[1], args[2], args[3]
+	check_ns(ns)
+	local skey, smax = parse_sink(ns, sink, maxlen)
+	local p = prefix(ns)
+	check_keys(keys, { p .. 'due', p .. 'jobs', skey, p .. 'gone' })
+	check_claim_keys(keys[1], keys[2], skey, sink)
+	check_type(keys[4], 'zset')
+	if #args < 4 or #args > 1003 then
+		fail('expected 1 to 1000 ids, got %d', #args - 3)
+	end
+	for i = 4, #args do
+		check_id(args[i])
+	end
+
+	local now = now_ms()
+	redis.call('ZREMRANGEBYSCORE', keys[4], '-inf', now - GONE_MS)
+	local fired = 0
+	for i = 4, #args do
+		local id = args[i]
+		local score = redis.call('ZSCORE', keys[1], id)
+		if score then
+			local due = tonumber(score)
+			if due <= now then
+				redis.call('ZREM', keys[1], id)
+				local rec = record_unpack(redis.call('HGET', keys[2], id))
+				redis.call('HDEL', keys[2], id)
+				redis.call('ZADD', keys[4], now, id)
+				handoff(ns, sink, skey, smax, id, rec, due, now,
+				    'expired')
+				fired = fired + 1
+			end
+		elseif not redis.call('ZSCORE', keys[4], id) then
+			redis.call('ZADD', keys[4], now, id)
+			handoff(ns, sink, skey, smax, id, { p = '', a = 0 }, now,
+			    now, 'expired')
+			fired = fired + 1
+		end
+	end
+	return { fired, head(keys[1]), now }
 end
 
 --[[
@@ -619,6 +814,8 @@ redis.register_function('lapse_schedule', api(schedule))
 redis.register_function('lapse_cancel', api(cancel))
 redis.register_function('lapse_claim', api(claim))
 redis.register_function('lapse_sweep', api(sweep))
+redis.register_function('lapse_adopt', api(adopt))
+redis.register_function('lapse_expired', api(expired))
 redis.register_function{ function_name = 'lapse_get', callback = api(get),
     flags = { 'no-writes' } }
 redis.register_function{ function_name = 'lapse_list', callback = api(list),

@@ -224,3 +224,21 @@ names_split_trigger_key(const char *key, size_t len, const char **ns,
 	*idlen = end - close - tlen;
 	return (0);
 }
+
+char *
+names_prefix_pattern(const char *prefix, size_t len)
+{
+	char *out, *p;
+	size_t i;
+
+	out = xreallocarray(NULL, len + 1, 2);
+	p = out;
+	for (i = 0; i < len; i++) {
+		if (strchr("*?[]\\", prefix[i]) != NULL && prefix[i] != '\0')
+			*p++ = '\\';
+		*p++ = prefix[i];
+	}
+	*p++ = '*';
+	*p = '\0';
+	return (out);
+}

@@ -59,4 +59,11 @@ char *names_trigger_key(const char *ns, const void *id, size_t idlen);
 int names_split_trigger_key(const char *key, size_t len, const char **ns,
     size_t *nslen, const char **id, size_t *idlen);
 
+/*
+ * prefix (len bytes) with the glob characters of Redis patterns (* ? [ ]
+ * and backslash) escaped with a backslash, followed by "*": the MATCH or
+ * PSUBSCRIBE pattern of every key under prefix. Caller frees.
+ */
+char *names_prefix_pattern(const char *prefix, size_t len);
+
 #endif

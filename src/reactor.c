@@ -34,6 +34,7 @@
 #include "log.h"
 #include "names.h"
 #include "reactor.h"
+#include "watch.h"
 #include "xmalloc.h"
 
 /* The timer fires this long after the estimated due instant. */
@@ -70,6 +71,8 @@ struct nsrt {
 	enum via again; /* another sweep asked for while one was in flight */
 	int64_t wake_min; /* earliest wake due since the sweep was sent; -1 */
 
+	struct watch *watch; /* NULL when the namespace watches nothing */
+
 	uint64_t fired[VIA_NONE];
 	char *last_error;
 	uint64_t last_error_us;
@@ -94,6 +97,7 @@ struct reactor {
 	size_t confirmed; /* subscriptions confirmed on this connection */
 	uint64_t hb_waiting_us; /* first heartbeat not yet heard; 0: none */
 
+	size_t npatterns; /* PSUBSCRIBE patterns of every watch */
 	int stopping;
 	int keyspace_warned;
 };
@@ -275,6 +279,18 @@ sweep_all(struct reactor *r, enum via via)
 		ns_sweep(&r->ns[i], via);
 }
 
+/* Catch up with the watched keys whose notifications may have been lost. */
+static void
+scan_all(struct reactor *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nns; i++) {
+		if (r->ns[i].watch != NULL)
+			watch_scan(r->ns[i].watch);
+	}
+}
+
 static void
 sweep_timer_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -329,6 +345,19 @@ subscribe_cb(redisAsyncContext *ac, void *reply, void *privdata)
 
 	if (m == NULL || r->stopping)
 		return;
+	if (m->type == REDIS_REPLY_ARRAY && m->elements == 4 &&
+	    m->element[0]->type == REDIS_REPLY_STRING &&
+	    strcmp(m->element[0]->str, "pmessage") == 0 &&
+	    m->element[2]->type == REDIS_REPLY_STRING &&
+	    m->element[3]->type == REDIS_REPLY_STRING) {
+		for (i = 0; i < r->nns; i++) {
+			if (r->ns[i].watch != NULL &&
+			    watch_notify(r->ns[i].watch, m->element[2]->str,
+			        m->element[2]->len, m->element[3]->str))
+				break;
+		}
+		return;
+	}
 	if (m->type != REDIS_REPLY_ARRAY || m->elements != 3)
 		return;
 	kind = m->element[0];
@@ -337,13 +366,15 @@ subscribe_cb(redisAsyncContext *ac, void *reply, void *privdata)
 	if (kind->type != REDIS_REPLY_STRING ||
 	    channel->type != REDIS_REPLY_STRING)
 		return;
-	if (strcmp(kind->str, "subscribe") == 0) {
+	if (strcmp(kind->str, "subscribe") == 0 ||
+	    strcmp(kind->str, "psubscribe") == 0) {
 		if (++r->confirmed == r->nchannels) {
 			log_info("listening for expired keys and wakes of %zu "
 			         "namespace%s",
 			    r->nns, r->nns == 1 ? "" : "s");
 			r->hb_waiting_us = 0;
 			sweep_all(r, VIA_SWEEP);
+			scan_all(r);
 		}
 		return;
 	}
@@ -372,7 +403,7 @@ sub_state_cb(struct aconn *conn, int up, void *arg)
 {
 	struct reactor *r = arg;
 	const char **argv;
-	size_t i, n = 0;
+	size_t i, j, n = 0;
 
 	r->confirmed = 0;
 	r->hb_waiting_us = 0;
@@ -384,8 +415,24 @@ sub_state_cb(struct aconn *conn, int up, void *arg)
 	argv[n++] = r->heartbeat_channel;
 	for (i = 0; i < r->nns; i++)
 		argv[n++] = r->ns[i].wake;
-	if (aconn_subscribe(conn, subscribe_cb, r, (int)n, argv, NULL) != 0)
+	if (aconn_subscribe(conn, subscribe_cb, r, (int)n, argv, NULL) != 0) {
 		aconn_drop(conn, "cannot send SUBSCRIBE");
+		free(argv);
+		return;
+	}
+	if (r->npatterns > 0) {
+		n = 0;
+		argv[n++] = "PSUBSCRIBE";
+		for (i = 0; i < r->nns; i++) {
+			for (j = 0; r->ns[i].watch != NULL &&
+			     j < watch_npatterns(r->ns[i].watch);
+			     j++)
+				argv[n++] = watch_pattern(r->ns[i].watch, j);
+		}
+		if (aconn_subscribe(
+		        conn, subscribe_cb, r, (int)n, argv, NULL) != 0)
+			aconn_drop(conn, "cannot send PSUBSCRIBE");
+	}
 	free(argv);
 }
 
@@ -407,6 +454,8 @@ keyspace_set_cb(
 		return;
 	}
 	log_info("enabled the keyspace notifications lapsed needs");
+	/* Keys whose TTL was set before this took effect were not announced. */
+	scan_all(r);
 }
 
 static void
@@ -431,7 +480,8 @@ keyspace_get_cb(
 		r->keyspace_warned = 1;
 		return;
 	}
-	merged = conf_keyspace_merge(reply->element[1]->str, "Ex");
+	merged = conf_keyspace_merge(
+	    reply->element[1]->str, r->npatterns > 0 ? "KEg$x" : "Ex");
 	if (merged == NULL)
 		return;
 	argv[0] = "CONFIG";
@@ -453,6 +503,7 @@ cmd_state_cb(struct aconn *conn, int up, void *arg)
 	if (r->cfg->keyspace_events_auto)
 		aconn_command(conn, keyspace_get_cb, r, 3, argv, NULL);
 	sweep_all(r, VIA_SWEEP);
+	scan_all(r);
 }
 
 static void
@@ -518,6 +569,7 @@ reactor_new(
 {
 	struct reactor *r;
 	struct aconn_config ac;
+	struct watch_names wn;
 	struct nsrt *ns;
 	struct timeval tv;
 	char host[64];
@@ -570,8 +622,18 @@ reactor_new(
 		ns->timer = evtimer_new(base, ns_timer_cb, ns);
 		if (ns->timer == NULL)
 			fatalx("reactor_new: cannot create a timer");
+		if (ns->cfg->nwatch > 0) {
+			wn.key_due = ns->key_due;
+			wn.key_jobs = ns->key_jobs;
+			wn.key_sink = ns->key_sink;
+			wn.sink = ns->sink;
+			wn.maxlen = ns->maxlen;
+			ns->watch =
+			    watch_new(r->cmd, ns->cfg, cfg->redis->db, &wn);
+			r->npatterns += watch_npatterns(ns->watch);
+		}
 	}
-	r->nchannels = 2 + r->nns;
+	r->nchannels = 2 + r->nns + r->npatterns;
 
 	r->sweep_timer = event_new(base, -1, EV_PERSIST, sweep_timer_cb, r);
 	r->heartbeat_timer = event_new(base, -1, EV_PERSIST, heartbeat_cb, r);
@@ -610,7 +672,8 @@ reactor_finish(struct reactor *r)
 	size_t i;
 
 	for (i = 0; i < r->nns; i++) {
-		if (r->ns[i].inflight)
+		if (r->ns[i].inflight ||
+		    (r->ns[i].watch != NULL && watch_busy(r->ns[i].watch)))
 			return;
 	}
 	event_base_loopexit(r->base, NULL);
@@ -627,8 +690,11 @@ reactor_stop(struct reactor *r)
 	log_info("stopping: no new claims");
 	evtimer_del(r->sweep_timer);
 	evtimer_del(r->heartbeat_timer);
-	for (i = 0; i < r->nns; i++)
+	for (i = 0; i < r->nns; i++) {
 		evtimer_del(r->ns[i].timer);
+		if (r->ns[i].watch != NULL)
+			watch_stop(r->ns[i].watch);
+	}
 	aconn_free(r->sub);
 	r->sub = NULL;
 	r->stop_timer = evtimer_new(r->base, stop_timer_cb, r);
@@ -658,6 +724,7 @@ reactor_free(struct reactor *r)
 		    ns->fired[VIA_EXPIRED], ns->fired[VIA_TIMER],
 		    ns->fired[VIA_SWEEP]);
 		event_free(ns->timer);
+		watch_free(ns->watch);
 		free(ns->key_due);
 		free(ns->key_jobs);
 		free(ns->key_sink);

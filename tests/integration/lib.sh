@@ -314,7 +314,7 @@ fired_count() {
 # check_exactly_once NS COUNT [PREFIX]: every id PREFIX0..COUNT-1 fired
 # exactly once, none before its due time; prints what is wrong.
 check_exactly_once() {
-	fired_entries "$1" | awk -v n="$2" -v pre="${3:-e}" '
+	fired_entries "$1" | awk -v n="$2" -v pre="${3-e}" '
 	{ seen[$1]++; if ($3 < $2) early++ }
 	END {
 		for (i = 0; i < n; i++) {
@@ -370,4 +370,28 @@ stop_reactors() {
 		lapsed_stop "r$i"
 		STOPPED="$STOPPED${STOPPED:+ }$?"
 	done
+}
+
+# gen_set PREFIX COUNT FIRST PXAT_FIRST SPAN_MS: RESP for COUNT SETs of
+# keys PREFIX<FIRST+i> with value "v<FIRST+i>", expiring at PXAT_FIRST plus
+# an even share of SPAN_MS; feed it to `rcli --pipe`.
+gen_set() {
+	awk -v pre="$1" -v n="$2" -v first="$3" -v at="$4" -v span="$5" '
+	function bulk(s) { printf "$%d\r\n%s\r\n", length(s), s }
+	BEGIN {
+		for (i = 0; i < n; i++) {
+			k = first + i
+			printf "*5\r\n"
+			bulk("SET"); bulk(pre k); bulk("v" k); bulk("PXAT")
+			bulk(sprintf("%.0f", at + int(i * span / n)))
+		}
+	}'
+}
+
+# fired_payloads NS: "id payload" per stream entry (payloads without
+# newlines).
+fired_payloads() {
+	rcli XRANGE "lapse:{$1}:fired" - + | awk '
+	$0 == "id" { getline; id = $0; next }
+	$0 == "payload" { getline; print id, $0 }'
 }
