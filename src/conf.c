@@ -59,7 +59,8 @@ typedef int conf_set_fn(struct conf_parse *, const char *, char **);
 
 static conf_set_fn set_url, set_password_file, set_connect_timeout,
     set_command_timeout, set_sweep_interval, set_sweep_batch, set_log_level,
-    set_log, set_keyspace_events, set_watch, set_sink, set_stream_maxlen;
+    set_log, set_keyspace_events, set_paths, set_watch, set_sink,
+    set_stream_maxlen;
 
 static const struct conf_key {
 	enum conf_section section;
@@ -75,6 +76,7 @@ static const struct conf_key {
 	{ SECTION_LAPSED, "log-level", set_log_level },
 	{ SECTION_LAPSED, "log", set_log },
 	{ SECTION_LAPSED, "keyspace-events", set_keyspace_events },
+	{ SECTION_LAPSED, "paths", set_paths },
 	{ SECTION_NS, "watch", set_watch },
 	{ SECTION_NS, "sink", set_sink },
 	{ SECTION_NS, "stream-maxlen", set_stream_maxlen },
@@ -453,6 +455,51 @@ set_keyspace_events(struct conf_parse *p, const char *value, char **why)
 		free(q);
 		return (-1);
 	}
+	return (0);
+}
+
+/*
+ * "expired, timer, sweep" or any non-empty subset: the trigger paths the
+ * reactor uses. Anything but all three gives up guarantees, so it is meant
+ * for benchmarks and diagnosis.
+ */
+static int
+set_paths(struct conf_parse *p, const char *value, char **why)
+{
+	static const char *names[] = { "expired", "timer", "sweep" };
+	const char *s = value, *end;
+	unsigned int paths = 0, bit;
+	size_t i, len;
+	char *q;
+
+	for (;;) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		end = s + strcspn(s, ",");
+		len = (size_t)(end - s);
+		while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+			len--;
+		bit = 0;
+		for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+			if (strlen(names[i]) == len &&
+			    memcmp(s, names[i], len) == 0)
+				bit = 1U << i;
+		}
+		if (bit == 0 || (paths & bit) != 0) {
+			q = quote(value);
+			xasprintf(why,
+			    "bad paths \"%s\" (use one or more of "
+			    "expired, timer, sweep, each once)",
+			    q);
+			free(q);
+			return (-1);
+		}
+		paths |= bit;
+		if (*end == '\0')
+			break;
+		s = end + 1;
+	}
+	p->conf->paths = paths;
 	return (0);
 }
 
@@ -902,6 +949,7 @@ conf_new(const char *name)
 	conf->log_level = LOG_LEVEL_INFO;
 	conf->log = xstrdup("stderr");
 	conf->keyspace_events_auto = 1;
+	conf->paths = CONF_PATHS_ALL;
 	return (conf);
 }
 

@@ -14,6 +14,7 @@
  *	log-level = info	; debug|info|warn|error
  *	log = stderr		; stderr|syslog|/absolute/path
  *	keyspace-events = auto	; auto|off
+ *	paths = expired, timer, sweep	; the trigger paths (benchmarks)
  *
  *	[namespace orders]	; one section per namespace, at least one
  *	watch = orders:, carts:
@@ -75,6 +76,12 @@
 /* Keys under this prefix are lapse's own and may not be watched. */
 #define CONF_RESERVED_PREFIX "lapse:"
 
+/* The trigger paths, as bits of conf.paths. */
+#define CONF_PATH_EXPIRED 0x1
+#define CONF_PATH_TIMER 0x2
+#define CONF_PATH_SWEEP 0x4
+#define CONF_PATHS_ALL (CONF_PATH_EXPIRED | CONF_PATH_TIMER | CONF_PATH_SWEEP)
+
 enum conf_sink {
 	CONF_SINK_STREAM,
 	CONF_SINK_LIST,
@@ -102,6 +109,7 @@ struct conf {
 	enum log_level log_level; /* default info */
 	char *log; /* "stderr" (default), "syslog" or an absolute path */
 	int keyspace_events_auto; /* auto: 1 (default), off: 0 */
+	unsigned int paths; /* CONF_PATH_* bits; default all */
 	struct conf_ns *ns; /* in the order of the file; nns >= 1 */
 	size_t nns;
 };

@@ -135,7 +135,7 @@ ns_arm(struct nsrt *ns, int64_t due_ms)
 	struct reactor *r = ns->r;
 	uint64_t at, now;
 
-	if (r->stopping)
+	if (r->stopping || !(r->cfg->paths & CONF_PATH_TIMER))
 		return;
 	if (due_ms < 0) {
 		evtimer_del(ns->timer);
@@ -245,7 +245,11 @@ ns_sweep(struct nsrt *ns, enum via via)
 	struct reactor *r = ns->r;
 	const char *argv[11];
 
-	if (r->stopping || !aconn_ready(r->cmd))
+	static const unsigned int path_bits[] = { CONF_PATH_EXPIRED,
+		CONF_PATH_TIMER, CONF_PATH_SWEEP };
+
+	if (r->stopping || !aconn_ready(r->cmd) ||
+	    !(r->cfg->paths & path_bits[via]))
 		return;
 	if (ns->inflight) {
 		if (ns->again == VIA_NONE)

@@ -336,6 +336,25 @@ static const struct bad {
 	{ "[lapsed]\nkeyspace-events = Ex\n", 0,
 	    "t.conf:2: keyspace-events: unknown value \"Ex\" (use auto or "
 	    "off)" },
+	{ "[lapsed]\npaths = all\n", 0,
+	    "t.conf:2: paths: bad paths \"all\" (use one or more of "
+	    "expired, timer, sweep, each once)" },
+	{ "[lapsed]\npaths = timer,timer\n", 0,
+	    "t.conf:2: paths: bad paths \"timer,timer\" (use one or more of "
+	    "expired, timer, sweep, each once)" },
+	{ "[lapsed]\npaths = expired,,sweep\n", 0,
+	    "t.conf:2: paths: bad paths \"expired,,sweep\" (use one or more of "
+	    "expired, timer, sweep, each once)" },
+	{ "[lapsed]\npaths = Timer\n", 0,
+	    "t.conf:2: paths: bad paths \"Timer\" (use one or more of "
+	    "expired, timer, sweep, each once)" },
+	{ "[lapsed]\npaths = timer sweep\n", 0,
+	    "t.conf:2: paths: bad paths \"timer sweep\" (use one or more of "
+	    "expired, timer, sweep, each once)" },
+	{ "[lapsed]\npaths = expired,timer,sweep,cron\n", 0,
+	    "t.conf:2: paths: bad paths \"expired,timer,sweep,cron\" (use one "
+	    "or more of "
+	    "expired, timer, sweep, each once)" },
 
 	/* [namespace NAME]: sinks and stream-maxlen. */
 	{ NS "\n\n\nsink = kafka\n", 0,
@@ -653,6 +672,47 @@ START_TEST(test_good)
 		    conf->ns[i].nwatch == 0, g->ns[i].watch[0] == 0);
 		free(watch);
 	}
+	conf_free(conf);
+}
+END_TEST
+
+/* paths: any non-empty subset of the three, blanks around commas. */
+static const struct paths {
+	const char *value;
+	unsigned int bits;
+} paths[] = {
+	{ "expired", CONF_PATH_EXPIRED },
+	{ "timer", CONF_PATH_TIMER },
+	{ "sweep", CONF_PATH_SWEEP },
+	{ "expired,timer", CONF_PATH_EXPIRED | CONF_PATH_TIMER },
+	{ "sweep , expired", CONF_PATH_EXPIRED | CONF_PATH_SWEEP },
+	{ "expired, timer, sweep", CONF_PATHS_ALL },
+	{ "sweep,timer,expired", CONF_PATHS_ALL },
+};
+
+START_TEST(test_paths)
+{
+	struct conf *conf = NULL;
+	char *text, *cause = NULL;
+
+	xasprintf(&text, "[lapsed]\npaths = %s\n" NS, paths[_i].value);
+	ck_assert_msg(
+	    conf_parse(text, strlen(text), "t.conf", NULL, &conf, &cause) == 0,
+	    "refused: %s", cause);
+	ck_assert_uint_eq(conf->paths, paths[_i].bits);
+	conf_free(conf);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_paths_default)
+{
+	struct conf *conf = NULL;
+	char *cause = NULL;
+
+	ck_assert_int_eq(
+	    conf_parse(NS, strlen(NS), "t.conf", NULL, &conf, &cause), 0);
+	ck_assert_uint_eq(conf->paths, CONF_PATHS_ALL);
 	conf_free(conf);
 }
 END_TEST
@@ -1108,6 +1168,8 @@ conf_suite(void)
 
 	tc = tcase_create("good");
 	tcase_add_loop_test(tc, test_good, 0, NELEM(good));
+	tcase_add_loop_test(tc, test_paths, 0, NELEM(paths));
+	tcase_add_test(tc, test_paths_default);
 	tcase_add_test(tc, test_url_fields);
 	tcase_add_test(tc, test_sample_verbatim);
 	tcase_add_test(tc, test_line_lengths);

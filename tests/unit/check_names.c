@@ -405,6 +405,29 @@ START_TEST(test_split_id_length)
 }
 END_TEST
 
+/* Glob bytes of a prefix are escaped; "*" matches what is under it. */
+static const struct pattern {
+	const char *prefix;
+	const char *pattern;
+} patterns[] = {
+	{ "orders:", "orders:*" },
+	{ "a*b", "a\\*b*" },
+	{ "we*rd?[x]:", "we\\*rd\\?\\[x\\]:*" },
+	{ "back\\slash", "back\\\\slash*" },
+	{ "caf\xc3\xa9:", "caf\xc3\xa9:*" },
+};
+
+START_TEST(test_prefix_pattern)
+{
+	char *p;
+
+	p = names_prefix_pattern(
+	    patterns[_i].prefix, strlen(patterns[_i].prefix));
+	ck_assert_str_eq(p, patterns[_i].pattern);
+	free(p);
+}
+END_TEST
+
 static Suite *
 names_suite(void)
 {
@@ -435,6 +458,7 @@ names_suite(void)
 	tcase_add_test(tc, test_split_len);
 	tcase_add_loop_test(tc, test_split_bad, 0, NITEMS(split_bad));
 	tcase_add_test(tc, test_split_id_length);
+	tcase_add_loop_test(tc, test_prefix_pattern, 0, NITEMS(patterns));
 	suite_add_tcase(s, tc);
 
 	return (s);
