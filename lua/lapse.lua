@@ -16,6 +16,9 @@ Keys of namespace NS (all share the hash tag {NS}, hence one cluster slot):
                               makes a new earliest event
   lapse:{NS}:fired    STREAM  sink "stream"
   lapse:{NS}:ready    LIST    sink "list"
+  lapse:{NS}:horizon  HASH    ms = the trigger-key horizon (absent: the
+                              default; 0: none), mark = the due time up to
+                              which trigger keys exist
   lapse:{NS}:gone     ZSET    id -> ms: adopted events fired in the last
                               GONE_MS, so that the `expired` notifications
                               of their keys fire nothing more
@@ -38,16 +41,27 @@ the sink happens in the same atomic call, so every event is handed off
 exactly once. Nothing is claimed before its due time on this server's
 clock.
 
+A namespace may limit trigger keys to events due within a horizon
+(lapse:{NS}:horizon ms, set by lapsed's trigger-horizon; by default there
+is none and every event has its trigger key): an event due further ahead
+costs no TTL
+key (about a third of an event's memory, and work for Redis's expiry
+cycle) until a sweep "promotes" it, creating the trigger keys of the
+events that have come within the horizon since the last promotion. The
+timer and sweep paths fire every event; the trigger key is only the
+low-latency hint.
+
 Callers pass every key they name in KEYS; each function checks that KEYS
 are the names of the namespace in ARGV and refuses anything else before it
-writes. lapse_sweep is the exception the design forces: it deletes the
-trigger keys of the events it claims, which cannot be known before the
-call; they share the {NS} hash tag and so the slot of KEYS[1].
+writes. The exceptions the design forces: lapse_sweep deletes and creates
+trigger keys of events that cannot be known before the call, and
+lapse_schedule and lapse_sweep read lapse:{NS}:horizon; all of these share
+the {NS} hash tag and so the slot of KEYS[1].
 
 Errors are raised before any write: a refused call changes nothing.
 ]]
 
-local VERSION = 2
+local VERSION = 3
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -58,6 +72,13 @@ local TIME_MAX = 253402300799999
 local BATCH_MAX = 4096
 -- How long an adopted event's firing is remembered (lapse:{NS}:gone).
 local GONE_MS = 10000
+-- Trigger keys exist for events due within this (see the header); 0: for
+-- every event, as SPEC describes. lapsed sets it per namespace.
+local HORIZON_MS = 0
+-- A sweep promotes when the horizon has moved this far since the last
+-- time, at most PROMOTE_MAX events per call.
+local PROMOTE_STEP_MS = 1000
+local PROMOTE_MAX = 1000
 
 -- Refuse a call: raise an error that api() turns into a plain error reply
 -- (without the script location Redis adds to errors raised by scripts).
@@ -341,6 +362,41 @@ local function remember_gone(p, id, now)
 	redis.call('ZADD', p .. 'gone', now, id)
 end
 
+-- The trigger-key horizon of a namespace: { ms, mark } (ms 0: none).
+local function horizon(p)
+	local h = redis.call('HMGET', p .. 'horizon', 'ms', 'mark')
+	return tonumber(h[1]) or HORIZON_MS, tonumber(h[2])
+end
+
+-- Create the trigger keys of the events that came within the horizon
+-- since the last promotion.
+local function promote(p, due_key, now, ms, mark)
+	if ms == 0 then
+		return
+	end
+	mark = mark or now
+	local upto = now + ms
+	if upto - mark < PROMOTE_STEP_MS then
+		return
+	end
+	local r = redis.call('ZRANGE', due_key, '(' .. mark, upto, 'BYSCORE',
+	    'LIMIT', 0, PROMOTE_MAX, 'WITHSCORES')
+	local n = #r / 2
+	for i = 1, n do
+		local due = tonumber(r[2 * i])
+		if due > now then
+			redis.call('SET', p .. 't:' .. r[2 * i - 1], '', 'PXAT', due)
+		end
+	end
+	if n == PROMOTE_MAX then
+		-- More may share the last score: take it again next time,
+		-- unless the whole batch had one score (then move on).
+		local first, last = tonumber(r[2]), tonumber(r[2 * n])
+		upto = last > first and last - 1 or last
+	end
+	redis.call('HSET', p .. 'horizon', 'mark', upto)
+end
+
 local function check_via(via)
 	if via ~= 'expired' and via ~= 'timer' and via ~= 'sweep' then
 		fail('bad via "%s" (use expired, timer or sweep)', show(via or ''))
@@ -407,6 +463,8 @@ local function schedule(keys, args)
 	end
 	check_type(keys[1], 'zset')
 	check_type(keys[2], 'hash')
+	check_type(p .. 'horizon', 'hash')
+	local hms = horizon(p)
 	if #payload > maxpayload then
 		fail('payload too large: %d bytes (max-payload is %d)',
 		    #payload, maxpayload)
@@ -423,7 +481,7 @@ local function schedule(keys, args)
 	end
 	redis.call('ZADD', keys[1], due, id)
 	redis.call('HSET', keys[2], id, record_pack(payload, 0, now))
-	if due > now then
+	if due > now and (hms == 0 or due <= now + hms) then
 		redis.call('SET', keys[3], '', 'PXAT', due)
 	else
 		redis.call('DEL', keys[3])
@@ -546,12 +604,15 @@ local function sweep(keys, args)
 		fail('bad batch "%s": must be 1 to %d', show(batch or ''),
 		    BATCH_MAX)
 	end
+	check_type(p .. 'horizon', 'hash')
+	local hms, hmark = horizon(p)
 
 	local now = now_ms()
 	local due = redis.call('ZRANGE', keys[1], '-inf', now, 'BYSCORE',
 	    'LIMIT', 0, n, 'WITHSCORES')
 	local count = #due / 2
 	if count == 0 then
+		promote(p, keys[1], now, hms, hmark)
 		return { 0, head(keys[1]), now }
 	end
 	local ids, triggers = {}, {}
@@ -571,6 +632,7 @@ local function sweep(keys, args)
 		handoff(ns, sink, skey, smax, ids[i], rec, tonumber(due[2 * i]),
 		    now, via)
 	end
+	promote(p, keys[1], now, hms, hmark)
 	return { count, head(keys[1]), now }
 end
 

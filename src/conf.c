@@ -60,7 +60,7 @@ typedef int conf_set_fn(struct conf_parse *, const char *, char **);
 static conf_set_fn set_url, set_password_file, set_connect_timeout,
     set_command_timeout, set_sweep_interval, set_sweep_batch, set_log_level,
     set_log, set_keyspace_events, set_paths, set_watch, set_sink,
-    set_stream_maxlen;
+    set_stream_maxlen, set_trigger_horizon;
 
 static const struct conf_key {
 	enum conf_section section;
@@ -80,6 +80,7 @@ static const struct conf_key {
 	{ SECTION_NS, "watch", set_watch },
 	{ SECTION_NS, "sink", set_sink },
 	{ SECTION_NS, "stream-maxlen", set_stream_maxlen },
+	{ SECTION_NS, "trigger-horizon", set_trigger_horizon },
 };
 #define CONF_NKEYS (sizeof conf_keys / sizeof conf_keys[0])
 
@@ -532,6 +533,42 @@ set_stream_maxlen(struct conf_parse *p, const char *value, char **why)
 {
 	return (parse_number(value, 0, CONF_STREAM_MAXLEN_MAX,
 	    &current_ns(p)->stream_maxlen, why));
+}
+
+/*
+ * "none" (every event gets its trigger key when scheduled, as SPEC
+ * describes) or a duration of at least PROMOTE_STEP (1s): trigger keys
+ * only for events due within it.
+ */
+static int
+set_trigger_horizon(struct conf_parse *p, const char *value, char **why)
+{
+	struct conf_ns *ns = current_ns(p);
+	uint64_t ms;
+	char *q;
+
+	if (strcmp(value, "none") == 0)
+		ms = 0;
+	else {
+		if (duration_parse(value, &ms, why) != 0) {
+			free(*why);
+			q = quote(value);
+			xasprintf(why,
+			    "bad value \"%s\" (use none or a "
+			    "duration such as 1m)",
+			    q);
+			free(q);
+			return (-1);
+		}
+		if (ms < CONF_TRIGGER_HORIZON_MIN_MS) {
+			xasprintf(why, "%s is too short (at least 1s, or none)",
+			    value);
+			return (-1);
+		}
+	}
+	ns->trigger_horizon_set = 1;
+	ns->trigger_horizon_ms = ms;
+	return (0);
 }
 
 /* True when one of a and b is a prefix of the other (or they are equal). */

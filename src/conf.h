@@ -20,6 +20,7 @@
  *	watch = orders:, carts:
  *	sink = stream		; stream|list
  *	stream-maxlen = 1000000	; 0 never trims, at most 2^53
+ *	trigger-horizon = 1m	; or none (the default)
  *
  * The syntax is inih's, narrowed so that nothing is guessed:
  *
@@ -72,6 +73,7 @@
 #define CONF_STREAM_MAXLEN 1000000
 #define CONF_STREAM_MAXLEN_MAX ((uint64_t)1 << 53)
 #define CONF_WATCH_MAX_LEN 512
+#define CONF_TRIGGER_HORIZON_MIN_MS 1000
 
 /* Keys under this prefix are lapse's own and may not be watched. */
 #define CONF_RESERVED_PREFIX "lapse:"
@@ -91,6 +93,8 @@ struct conf_ns {
 	char *name; /* a valid namespace (names_check_ns) */
 	enum conf_sink sink; /* default stream */
 	uint64_t stream_maxlen; /* default 1000000; 0 never trims */
+	int trigger_horizon_set; /* trigger-horizon given */
+	uint64_t trigger_horizon_ms; /* 0: none */
 	char **watch; /* key prefixes adopted as events; none overlap */
 	size_t nwatch; /* 0 when the namespace watches nothing */
 	int line; /* line of its [namespace NAME] header */

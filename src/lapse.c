@@ -21,6 +21,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "cmdline.h"
 #include "duration.h"
 #include "event.h"
 #include "names.h"
@@ -309,6 +310,7 @@ static int
 next_option(
     const struct command *cmd, int argc, char **argv, const struct option *opts)
 {
+	char why[128];
 	int ch;
 
 	opterr = 0;
@@ -318,12 +320,9 @@ next_option(
 		exit(EXIT_DONE);
 	}
 	if (ch == '?' || ch == ':') {
-		if (ch == ':')
-			fail(EXIT_USAGE, "option \"%s\" needs a value",
-			    argv[optind - 1]);
-		else
-			fail(EXIT_USAGE, "unknown option \"%s\"",
-			    argv[optind - 1]);
+		fail(EXIT_USAGE, "%s",
+		    cmdline_option_error(
+		        ch, argv, optind, opts, why, sizeof why));
 		fprintf(stderr, "usage: lapse %s\n", cmd->usage);
 	}
 	return (ch);

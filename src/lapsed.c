@@ -22,6 +22,7 @@
 #include <event2/event.h>
 #include <event2/dns.h>
 
+#include "cmdline.h"
 #include "conf.h"
 #include "log.h"
 #include "reactor.h"
@@ -130,7 +131,7 @@ main(int argc, char **argv)
 	struct evdns_base *dns = NULL;
 	struct event *sigterm, *sigint, *sighup;
 	struct conf *cfg;
-	char *cause;
+	char *cause, why[128], *abspid = NULL, cwd[4096];
 	int ch, check = 0, daemonize = 0, pidfd = -1;
 
 	log_init("lapsed", LOG_LEVEL_INFO);
@@ -155,14 +156,10 @@ main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return (0);
-		case ':':
-			fprintf(stderr, "lapsed: option \"%s\" needs a value\n",
-			    argv[optind - 1]);
-			usage(stderr);
-			return (EXIT_USAGE);
 		default:
-			fprintf(stderr, "lapsed: unknown option \"%s\"\n",
-			    argv[optind - 1]);
+			fprintf(stderr, "lapsed: %s\n",
+			    cmdline_option_error(
+			        ch, argv, optind, opts, why, sizeof why));
 			usage(stderr);
 			return (EXIT_USAGE);
 		}
@@ -194,6 +191,17 @@ main(int argc, char **argv)
 		free(cause);
 		conf_free(cfg);
 		return (EXIT_USAGE);
+	}
+	if (pidfile != NULL && pidfile[0] != '/') {
+		/* daemon() moves to /: keep the pidfile where the user meant. */
+		if (getcwd(cwd, sizeof cwd) == NULL) {
+			fprintf(
+			    stderr, "lapsed: getcwd: %s\n", strerror(errno));
+			conf_free(cfg);
+			return (1);
+		}
+		xasprintf(&abspid, "%s/%s", cwd, pidfile);
+		pidfile = abspid;
 	}
 	if (pidfile != NULL) {
 		pidfd = pidfile_open(pidfile, &cause);
@@ -249,6 +257,7 @@ main(int argc, char **argv)
 		unlink(pidfile);
 		close(pidfd);
 	}
+	free(abspid);
 	conf_free(cfg);
 	log_close();
 	libevent_global_shutdown();

@@ -497,6 +497,38 @@ keyspace_get_cb(
 }
 
 static void
+ignore_cb(
+    struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
+{
+}
+
+/* Tell the Functions library each namespace's trigger-key horizon. */
+static void
+set_horizons(struct reactor *r)
+{
+	const char *argv[4];
+	char ms[24], *key;
+	size_t i;
+
+	for (i = 0; i < r->nns; i++) {
+		key = names_key(r->ns[i].cfg->name, "horizon");
+		argv[1] = key;
+		argv[2] = "ms";
+		if (r->ns[i].cfg->trigger_horizon_set) {
+			snprintf(ms, sizeof ms, "%" PRIu64,
+			    r->ns[i].cfg->trigger_horizon_ms);
+			argv[0] = "HSET";
+			argv[3] = ms;
+			aconn_command(r->cmd, ignore_cb, r, 4, argv, NULL);
+		} else {
+			argv[0] = "HDEL";
+			aconn_command(r->cmd, ignore_cb, r, 3, argv, NULL);
+		}
+		free(key);
+	}
+}
+
+static void
 cmd_state_cb(struct aconn *conn, int up, void *arg)
 {
 	struct reactor *r = arg;
@@ -504,6 +536,7 @@ cmd_state_cb(struct aconn *conn, int up, void *arg)
 
 	if (!up || r->stopping)
 		return;
+	set_horizons(r);
 	if (r->cfg->keyspace_events_auto)
 		aconn_command(conn, keyspace_get_cb, r, 3, argv, NULL);
 	sweep_all(r, VIA_SWEEP);
@@ -525,12 +558,6 @@ time_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 	us = strtoll(reply->element[1]->str, NULL, 10);
 	clock_offset_sample(
 	    &r->clock, sent_us, clock_mono_us(), s * 1000 + us / 1000);
-}
-
-static void
-ignore_cb(
-    struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
-{
 }
 
 /*

@@ -73,6 +73,9 @@ bad_cli "lapse: $T_DIR/missing: No such file or directory" \
     schedule orders keep --in 5s --payload-file "$T_DIR/missing"
 bad_cli 'lapse: unknown option "--bogus"' schedule orders keep --bogus
 bad_cli 'lapse: option "--in" needs a value' schedule orders keep --in
+bad_cli 'lapse: option "--nx" takes no value' schedule orders keep --in 5s \
+    --nx=yes
+bad_cli 'lapse: unknown option "-q"' schedule orders keep -q --in 5s
 bad_cli 'lapse: schedule takes 2 arguments' schedule orders
 bad_cli 'lapse: bad limit "0": must be 1 to 100000' list orders --limit 0
 bad_cli 'lapse: bad limit "1e3": must be 1 to 100000' list orders --limit 1e3

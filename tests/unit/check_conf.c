@@ -345,6 +345,15 @@ static const struct bad {
 	{ "[lapsed]\npaths = expired,,sweep\n", 0,
 	    "t.conf:2: paths: bad paths \"expired,,sweep\" (use one or more of "
 	    "expired, timer, sweep, each once)" },
+	{ NS "trigger-horizon = 500ms\n", 0,
+	    "t.conf:2: trigger-horizon: 500ms is too short (at least 1s, or "
+	    "none)" },
+	{ NS "trigger-horizon = never\n", 0,
+	    "t.conf:2: trigger-horizon: bad value \"never\" (use none or a "
+	    "duration such as 1m)" },
+	{ NS "trigger-horizon = 0\n", 0,
+	    "t.conf:2: trigger-horizon: bad value \"0\" (use none or a "
+	    "duration such as 1m)" },
 	{ "[lapsed]\npaths = Timer\n", 0,
 	    "t.conf:2: paths: bad paths \"Timer\" (use one or more of "
 	    "expired, timer, sweep, each once)" },
@@ -713,6 +722,33 @@ START_TEST(test_paths_default)
 	ck_assert_int_eq(
 	    conf_parse(NS, strlen(NS), "t.conf", NULL, &conf, &cause), 0);
 	ck_assert_uint_eq(conf->paths, CONF_PATHS_ALL);
+	conf_free(conf);
+}
+END_TEST
+
+/* trigger-horizon: none, or a duration of at least 1s. */
+static const struct horizon {
+	const char *text;
+	int set;
+	uint64_t ms;
+} horizons[] = {
+	{ NS, 0, 0 },
+	{ NS "trigger-horizon = none\n", 1, 0 },
+	{ NS "trigger-horizon = 1s\n", 1, 1000 },
+	{ NS "trigger-horizon = 1h30m\n", 1, 5400000 },
+};
+
+START_TEST(test_horizon)
+{
+	const struct horizon *h = &horizons[_i];
+	struct conf *conf = NULL;
+	char *cause = NULL;
+
+	ck_assert_msg(conf_parse(h->text, strlen(h->text), "t.conf", NULL,
+	                  &conf, &cause) == 0,
+	    "refused: %s", cause);
+	ck_assert_int_eq(conf->ns[0].trigger_horizon_set, h->set);
+	ck_assert_uint_eq(conf->ns[0].trigger_horizon_ms, h->ms);
 	conf_free(conf);
 }
 END_TEST
@@ -1170,6 +1206,7 @@ conf_suite(void)
 	tcase_add_loop_test(tc, test_good, 0, NELEM(good));
 	tcase_add_loop_test(tc, test_paths, 0, NELEM(paths));
 	tcase_add_test(tc, test_paths_default);
+	tcase_add_loop_test(tc, test_horizon, 0, NELEM(horizons));
 	tcase_add_test(tc, test_url_fields);
 	tcase_add_test(tc, test_sample_verbatim);
 	tcase_add_test(tc, test_line_lengths);
