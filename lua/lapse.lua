@@ -712,15 +712,15 @@ local function adopt(keys, args)
 				cancelled = cancelled + 1
 			end
 		else
-			local ktype = redis.call('TYPE', key).ok
-			local payload, why = '', nil
-			if ktype == 'string' then
-				if redis.call('STRLEN', key) > maxpayload then
-					why = 'payload too large'
-				else
-					payload = redis.call('GET', key)
-				end
-				ktype = nil
+			-- GET answers WRONGTYPE for other types: one call
+			-- for the common case, TYPE only for the rare one.
+			local payload, why, ktype = redis.pcall('GET', key), nil, nil
+			if type(payload) == 'table' then
+				payload = ''
+				ktype = redis.call('TYPE', key).ok
+			elseif #payload > maxpayload then
+				payload = ''
+				why = 'payload too large'
 			end
 			if not (mine and old == at and rec.p == payload) then
 				redis.call('ZADD', keys[1], at, id)

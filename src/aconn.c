@@ -618,3 +618,13 @@ aconn_pending(const struct aconn *conn)
 {
 	return (conn->npending);
 }
+
+int
+aconn_reply_int(const redisReply *r, size_t i, long long *v)
+{
+	if (r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
+	    r->element[i]->type != REDIS_REPLY_INTEGER)
+		return (-1);
+	*v = r->element[i]->integer;
+	return (0);
+}

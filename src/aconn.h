@@ -96,4 +96,10 @@ int aconn_subscribe(struct aconn *, redisCallbackFn *fn, void *privdata,
  */
 void aconn_drop(struct aconn *, const char *reason);
 
+/*
+ * The i-th element of an array reply as an integer: 0 with *v set, or -1
+ * when r is not an array, too short, or that element is not an integer.
+ */
+int aconn_reply_int(const redisReply *r, size_t i, long long *v);
+
 #endif

@@ -189,9 +189,9 @@ escape_bytes(const void *p, size_t len, size_t max)
 	out = xreallocarray(NULL, n + 1, 4);
 	o = out;
 	for (i = 0; i < n; i++) {
-		if (s[i] == '\\') {
+		if (s[i] == '\\' || s[i] == '"') {
 			*o++ = '\\';
-			*o++ = '\\';
+			*o++ = (char)s[i];
 		} else if (s[i] >= 0x20 && s[i] <= 0x7e)
 			*o++ = (char)s[i];
 		else {

@@ -28,10 +28,11 @@ char *base64_encode(const void *p, size_t len);
 int base64_decode(const char *s, size_t len, char **out, size_t *outlen);
 
 /*
- * A printable rendering of len bytes: printable ASCII (0x20..0x7e) except
- * backslash as is, backslash as "\\", anything else as "\xHH" with
- * lower-case hex digits. At most max input bytes are rendered; a longer
- * input ends in "...". Caller frees.
+ * A printable rendering of len bytes, fit to stand between double quotes
+ * in a message: printable ASCII (0x20..0x7e) as is but backslash and '"'
+ * behind a backslash, anything else as "\xHH" with lower-case hex digits.
+ * At most max input bytes are rendered; a longer input ends in "...".
+ * Caller frees.
  */
 char *escape_bytes(const void *p, size_t len, size_t max);
 

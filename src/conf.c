@@ -30,6 +30,7 @@
 
 #include <ini.h>
 
+#include "codec.h"
 #include "conf.h"
 #include "duration.h"
 #include "log.h"
@@ -117,41 +118,11 @@ is_control(int c)
 	return ((c >= 0 && c < 0x20 && c != '\t') || c == 0x7f);
 }
 
-/*
- * s as it may appear between quotes in a message: printable ASCII as is
- * but '"' and '\' behind a backslash, other bytes as \xHH, and anything past
- * CONF_QUOTE_MAX bytes cut to "...". Caller frees.
- */
+/* s as it may stand between double quotes in a message. Caller frees. */
 static char *
 quote(const char *s)
 {
-	static const char hexdigits[] = "0123456789abcdef";
-	const unsigned char *b = (const unsigned char *)s;
-	size_t i, len, n;
-	char *out, *o;
-
-	len = strlen(s);
-	n = len > CONF_QUOTE_MAX ? CONF_QUOTE_MAX : len;
-	out = o = xmalloc(n * 4 + sizeof "...");
-	for (i = 0; i < n; i++) {
-		if (b[i] == '"' || b[i] == '\\') {
-			*o++ = '\\';
-			*o++ = (char)b[i];
-		} else if (b[i] >= 0x20 && b[i] < 0x7f)
-			*o++ = (char)b[i];
-		else {
-			*o++ = '\\';
-			*o++ = 'x';
-			*o++ = hexdigits[b[i] >> 4];
-			*o++ = hexdigits[b[i] & 0xf];
-		}
-	}
-	if (n < len) {
-		memcpy(o, "...", 3);
-		o += 3;
-	}
-	*o = '\0';
-	return (out);
+	return (escape_bytes(s, strlen(s), CONF_QUOTE_MAX));
 }
 
 /* Overwrite len bytes at p before freeing them: they may hold a password. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "names.h"
 #include "xmalloc.h"
 
@@ -35,42 +36,6 @@ id_byte_ok(unsigned char c)
 	return (c > 0x20 && c != 0x7f);
 }
 
-/*
- * A printable rendering of len bytes: printable ASCII but backslash as
- * is, backslash doubled, other bytes as \xHH; past NAMES_QUOTE_MAX bytes
- * the rest is replaced by "...". Caller frees.
- */
-static char *
-escape(const void *p, size_t len)
-{
-	static const char hexdigits[] = "0123456789abcdef";
-	const unsigned char *b = p;
-	char *out, *o;
-	size_t i, n;
-
-	n = len > NAMES_QUOTE_MAX ? NAMES_QUOTE_MAX : len;
-	out = o = xmalloc(n * 4 + sizeof "...");
-	for (i = 0; i < n; i++) {
-		if (b[i] == '\\') {
-			*o++ = '\\';
-			*o++ = '\\';
-		} else if (b[i] >= 0x20 && b[i] < 0x7f)
-			*o++ = b[i];
-		else {
-			*o++ = '\\';
-			*o++ = 'x';
-			*o++ = hexdigits[b[i] >> 4];
-			*o++ = hexdigits[b[i] & 0xf];
-		}
-	}
-	if (n < len) {
-		memcpy(o, "...", 3);
-		o += 3;
-	}
-	*o = '\0';
-	return (out);
-}
-
 /* Like names_check_ns() for the len bytes at ns. */
 static int
 check_ns(const char *ns, size_t len, char **cause)
@@ -85,7 +50,7 @@ check_ns(const char *ns, size_t len, char **cause)
 	}
 	if (len > NS_MAX_LEN) {
 		if (cause != NULL) {
-			quoted = escape(ns, len);
+			quoted = escape_bytes(ns, len, NAMES_QUOTE_MAX);
 			xasprintf(cause,
 			    "bad namespace \"%s\": longer than %d bytes (%zu)",
 			    quoted, NS_MAX_LEN, len);
@@ -97,7 +62,7 @@ check_ns(const char *ns, size_t len, char **cause)
 		if (ns_byte_ok((unsigned char)ns[i]))
 			continue;
 		if (cause != NULL) {
-			quoted = escape(ns, len);
+			quoted = escape_bytes(ns, len, NAMES_QUOTE_MAX);
 			xasprintf(cause,
 			    "bad namespace \"%s\": only letters, digits, "
 			    "'_', '.' and '-' are allowed",
@@ -137,7 +102,7 @@ check_id(const unsigned char *id, size_t len, char **cause)
 		if (id_byte_ok(id[i]))
 			continue;
 		if (cause != NULL) {
-			quoted = escape(id, len);
+			quoted = escape_bytes(id, len, NAMES_QUOTE_MAX);
 			xasprintf(cause,
 			    "bad id \"%s\": byte 0x%02x at offset %zu is not "
 			    "allowed (ids are bytes 0x21-0x7e and 0x80-0xff)",

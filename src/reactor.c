@@ -174,16 +174,6 @@ ns_log_error(struct nsrt *ns, const char *error)
 	ns->last_error_us = now;
 }
 
-static int
-reply_integer(const redisReply *r, size_t i, long long *v)
-{
-	if (r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
-	    r->element[i]->type != REDIS_REPLY_INTEGER)
-		return (-1);
-	*v = r->element[i]->integer;
-	return (0);
-}
-
 static void
 ns_sweep_cb(
     struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
@@ -210,9 +200,9 @@ ns_sweep_cb(
 			    conn, "the lapse library is gone; reloading");
 		return;
 	}
-	if (reply_integer(reply, 0, &count) != 0 ||
-	    reply_integer(reply, 1, &next) != 0 ||
-	    reply_integer(reply, 2, &now) != 0 || count < 0) {
+	if (aconn_reply_int(reply, 0, &count) != 0 ||
+	    aconn_reply_int(reply, 1, &next) != 0 ||
+	    aconn_reply_int(reply, 2, &now) != 0 || count < 0) {
 		ns_log_error(ns, "unexpected reply to lapse_sweep");
 		return;
 	}

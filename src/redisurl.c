@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "redisurl.h"
 #include "xmalloc.h"
 
@@ -110,42 +111,6 @@ word_eq(const char *s, size_t len, const char *w)
 			return (0);
 	}
 	return (1);
-}
-
-/*
- * A printable rendering of len bytes for messages: printable ASCII but
- * backslash as is, backslash doubled, other bytes as \xHH; past
- * URL_QUOTE_MAX bytes the rest is replaced by "...". Caller frees.
- */
-static char *
-escape(const char *p, size_t len)
-{
-	char *out, *o;
-	size_t i, n;
-	unsigned char c;
-
-	n = len > URL_QUOTE_MAX ? URL_QUOTE_MAX : len;
-	out = o = xmalloc(n * 4 + sizeof "...");
-	for (i = 0; i < n; i++) {
-		c = (unsigned char)p[i];
-		if (c == '\\') {
-			*o++ = '\\';
-			*o++ = '\\';
-		} else if (c >= 0x20 && c < 0x7f)
-			*o++ = c;
-		else {
-			*o++ = '\\';
-			*o++ = 'x';
-			*o++ = "0123456789abcdef"[c >> 4];
-			*o++ = "0123456789abcdef"[c & 0xf];
-		}
-	}
-	if (n < len) {
-		memcpy(o, "...", 3);
-		o += 3;
-	}
-	*o = '\0';
-	return (out);
 }
 
 /*
@@ -236,10 +201,10 @@ url_quote(const char *s)
 		}
 	}
 	if (from == to)
-		return (escape(s, strlen(s)));
+		return (escape_bytes(s, strlen(s), URL_QUOTE_MAX));
 
 	xasprintf(&masked, "%.*s***%s", (int)(from - s), s, to);
-	quoted = escape(masked, strlen(masked));
+	quoted = escape_bytes(masked, strlen(masked), URL_QUOTE_MAX);
 	free(masked);
 	return (quoted);
 }
@@ -271,7 +236,7 @@ fail_quoting(const char *s, char **cause, const char *head, const char *p,
 {
 	char *quoted;
 
-	quoted = escape(p, len);
+	quoted = escape_bytes(p, len, URL_QUOTE_MAX);
 	fail(s, cause, "%s\"%s\"%s", head, quoted, tail);
 	free(quoted);
 	return (-1);

@@ -82,6 +82,13 @@ strq_push(struct strq *q, const char *s, size_t len)
 	q->n++;
 }
 
+/* True when the last item of q (which must not be empty) is s. */
+static int
+strq_is_last(const struct strq *q, const char *s, size_t len)
+{
+	return (q->len[q->n - 1] == len && memcmp(q->v[q->n - 1], s, len) == 0);
+}
+
 static void
 strq_clear(struct strq *q)
 {
@@ -136,16 +143,6 @@ watch_prefix_of(const struct watch *w, const char *key, size_t len)
 	return (NULL);
 }
 
-static int
-reply_count(const redisReply *r, size_t i, long long *v)
-{
-	if (r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
-	    r->element[i]->type != REDIS_REPLY_INTEGER)
-		return (-1);
-	*v = r->element[i]->integer;
-	return (0);
-}
-
 static void
 adopt_cb(
     struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
@@ -160,9 +157,9 @@ adopt_cb(
 	if (reply->type == REDIS_REPLY_ERROR)
 		log_errorx("namespace %s: adoption failed: %s", w->ns->name,
 		    reply->str);
-	else if (reply_count(reply, 0, &adopted) == 0 &&
-	    reply_count(reply, 1, &cancelled) == 0 &&
-	    reply_count(reply, 2, &fired) == 0)
+	else if (aconn_reply_int(reply, 0, &adopted) == 0 &&
+	    aconn_reply_int(reply, 1, &cancelled) == 0 &&
+	    aconn_reply_int(reply, 2, &fired) == 0)
 		log_debug("namespace %s: %zu keys: adopted %lld, cancelled "
 		          "%lld, fired %lld",
 		    w->ns->name, n, adopted, cancelled, fired);
@@ -231,7 +228,7 @@ expired_cb(
 	if (reply->type == REDIS_REPLY_ERROR)
 		log_errorx(
 		    "namespace %s: expired keys: %s", w->ns->name, reply->str);
-	else if (reply_count(reply, 0, &fired) == 0 && fired > 0)
+	else if (aconn_reply_int(reply, 0, &fired) == 0 && fired > 0)
 		log_debug("namespace %s: fired %lld via expired (watched keys)",
 		    w->ns->name, fired);
 	watch_flush_expired(w);
@@ -304,7 +301,12 @@ watch_notify(
 	if (strcmp(event, "expired") == 0) {
 		strq_push(&w->expired_q, key + ps->len, keylen - ps->len);
 		watch_flush_expired(w);
-	} else {
+	} else if (w->adopt_q.n == 0 ||
+	    !strq_is_last(&w->adopt_q, key, keylen)) {
+		/*
+		 * A queued adoption runs after every command announced so far,
+		 * so the "expire" that follows a SET's "set" needs no other.
+		 */
 		strq_push(&w->adopt_q, key, keylen);
 		watch_flush_adopt(w);
 	}

@@ -108,18 +108,9 @@ t_done() {
 # wait_for SECONDS DESCRIPTION COMMAND...: poll COMMAND every 50 ms until
 # it succeeds; returns 1 (and says what it waited for) after SECONDS.
 wait_for() {
-	local limit=$1 what=$2 i=0 n
+	local limit=$1 what=$2
 	shift 2
-	n=$((limit * 20))
-	while [ $i -lt $n ]; do
-		if "$@" >/dev/null 2>&1; then
-			return 0
-		fi
-		sleep 0.05
-		i=$((i + 1))
-	done
-	echo "# timed out after ${limit}s waiting for $what"
-	return 1
+	wait_until "$limit" "$what" "$(printf '%q ' "$@")"
 }
 
 # wait_until SECONDS DESCRIPTION 'SHELL CONDITION': like wait_for, but the

@@ -25,13 +25,15 @@ t_is "an adopted event is due at its key's expiry" \
 # Re-set moves the event (and its value); PERSIST and DEL cancel.
 rcli XTRIM 'lapse:{orders}:fired' MAXLEN 0 >/dev/null
 now=$(redis_time_ms)
-rcli SET orders:moved old PXAT $((now + 600)) >/dev/null
-rcli SET orders:kept k PXAT $((now + 600)) >/dev/null
-rcli SET orders:persisted p PXAT $((now + 600)) >/dev/null
-rcli SET orders:deleted d PXAT $((now + 600)) >/dev/null
+# Margins of seconds: the PERSIST and DEL must land before the due time
+# even on a loaded machine.
+rcli SET orders:moved old PXAT $((now + 3000)) >/dev/null
+rcli SET orders:kept k PXAT $((now + 3000)) >/dev/null
+rcli SET orders:persisted p PXAT $((now + 3000)) >/dev/null
+rcli SET orders:deleted d PXAT $((now + 3000)) >/dev/null
 wait_until 10 "the four keys to be adopted" \
     '[ "$(rcli ZCARD "lapse:{orders}:due")" = 4 ]'
-rcli SET orders:moved new PXAT $((now + 1500)) >/dev/null
+rcli SET orders:moved new PXAT $((now + 4000)) >/dev/null
 rcli PERSIST orders:persisted >/dev/null
 rcli DEL orders:deleted >/dev/null
 wait_until 10 "the moved key to fire" \
@@ -39,7 +41,7 @@ wait_until 10 "the moved key to fire" \
 t_is "re-set key fires once at its new time with its new value" \
     "$(fired_entries orders | awk '$1 == "moved" { print $2 }'):$(
         fired_payloads orders | awk '$1 == "moved" { print $2 }')" \
-    "$((now + 1500)):new"
+    "$((now + 4000)):new"
 t_is "an untouched key fires once" \
     "$(fired_entries orders | grep -c '^kept ')" 1
 t_is "PERSIST and DEL cancel: their events never fire" \

@@ -36,8 +36,12 @@ t_is "both reactors stop cleanly" "$STOPPED" "0 0"
 t_is "every key fired exactly once, none before its expiry" \
     "$(check_exactly_once orders 100000 '')" \
     "lost 0 duplicated 0 early 0 unknown 0"
-t_is "every key fired with its value" \
-    "$(fired_payloads orders | awk '$2 != "v" $1' | wc -l)" 0
+# A key that expires before its adoption (a reactor far behind) fires
+# with an empty payload: never with a wrong one.
+t_is "every key fired with its value or, if never adopted, none" \
+    "$(fired_payloads orders | awk 'NF == 2 && $2 != "v" $1' | wc -l)" 0
+echo "# $(fired_payloads orders | awk 'NF == 2' | wc -l) of 100000 fired" \
+    "with their value"
 echo "# adoption cost per 10,000 keys: $(((calls1 - calls0) / 10)) FCALLs," \
     "$(((cpu1 - cpu0) / 10)) ms of reactor CPU (2 reactors)"
 lateness orders | sed 's/^/# lateness /'
