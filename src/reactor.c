@@ -67,7 +67,6 @@ struct nsrt {
 	uint64_t timer_at; /* monotonic us the timer is armed for; 0: none */
 	int inflight;
 	enum via inflight_via;
-	uint64_t sent_us;
 	enum via again; /* another sweep asked for while one was in flight */
 	int64_t wake_min; /* earliest wake due since the sweep was sent; -1 */
 
