@@ -87,6 +87,7 @@ lapse_event_init(struct lapse_event *ev)
 	ev->fired = -1;
 	ev->attempt = 0;
 	ev->via = NULL;
+	ev->type = NULL;
 }
 
 void
@@ -96,6 +97,7 @@ lapse_event_clear(struct lapse_event *ev)
 	free(ev->id);
 	free(ev->payload);
 	free(ev->via);
+	free(ev->type);
 	lapse_event_init(ev);
 }
 
@@ -187,6 +189,8 @@ lapse_event_to_json(const struct lapse_event *ev)
 		event_add_integer(obj, "attempt", ev->attempt);
 	if (ev->via != NULL)
 		event_add_name(obj, "via", ev->via);
+	if (ev->type != NULL)
+		event_add_name(obj, "type", ev->type);
 
 	text = cJSON_PrintUnformatted(obj);
 	if (text == NULL)
@@ -337,6 +341,8 @@ event_get_fields(const cJSON *obj, struct lapse_event *ev, char **cause)
 	}
 	if (event_get_name(obj, "via", &ev->via, cause) != 0)
 		return (-1);
+	if (event_get_name(obj, "type", &ev->type, cause) != 0)
+		return (-1);
 	if (ev->id == NULL) {
 		*cause = xstrdup("event JSON has no id");
 		return (-1);
@@ -425,6 +431,8 @@ lapse_event_from_json(
 		ev->attempt = tmp.attempt;
 	if (tmp.via != NULL)
 		event_replace(&ev->via, tmp.via);
+	if (tmp.type != NULL)
+		event_replace(&ev->type, tmp.type);
 	return (0);
 }
 
@@ -487,6 +495,10 @@ lapse_event_set_field(struct lapse_event *ev, const char *name, size_t namelen,
 	}
 	if (event_name_is(name, namelen, "via")) {
 		event_replace(&ev->via, xmemdup(value, valuelen));
+		return (0);
+	}
+	if (event_name_is(name, namelen, "type")) {
+		event_replace(&ev->type, xmemdup(value, valuelen));
 		return (0);
 	}
 	for (i = 0; i < EVENT_NNUMBERS; i++) {

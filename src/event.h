@@ -26,6 +26,7 @@ struct lapse_event {
 	int64_t fired; /* -1 when not fired */
 	int64_t attempt; /* 0 when unknown */
 	char *via; /* "expired", "timer", "sweep"; NULL when unknown */
+	char *type; /* the key type of an adopted non-string key, or NULL */
 };
 
 /* Reset ev to the empty event (every field unknown). */

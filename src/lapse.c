@@ -173,12 +173,15 @@ args_str(struct args *a, const char *s)
 static int
 cli_connect(struct cli *cli)
 {
+	const char *password;
 	char *cause;
 
 	if (cli->c != NULL)
 		return (0);
-	cli->c = rconn_open(cli->url, getenv("LAPSE_REDIS_PASSWORD"),
-	    CONNECT_MS, COMMAND_MS, &cause);
+	password = getenv("LAPSE_REDIS_PASSWORD");
+	if (password != NULL && password[0] == '\0')
+		password = NULL; /* empty: unset, as for lapsed */
+	cli->c = rconn_open(cli->url, password, CONNECT_MS, COMMAND_MS, &cause);
 	if (cli->c == NULL)
 		return (fail_cause(EXIT_REDIS, cause));
 	if (rconn_load_functions(cli->c, &cause) != 0)

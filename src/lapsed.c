@@ -178,6 +178,12 @@ main(int argc, char **argv)
 		return (EXIT_USAGE);
 	}
 	if (check) {
+		if (log_check(cfg->log, &cause) != 0) {
+			fprintf(stderr, "lapsed: %s: log: %s\n", path, cause);
+			free(cause);
+			conf_free(cfg);
+			return (EXIT_USAGE);
+		}
 		printf("lapsed: %s: configuration is valid\n", path);
 		conf_free(cfg);
 		return (0);

@@ -76,6 +76,40 @@ log_open(const char *target, char **cause)
 	return (0);
 }
 
+int
+log_check(const char *target, char **cause)
+{
+	char *dir, *slash;
+	int rc;
+
+	if (strcmp(target, "stderr") == 0 || strcmp(target, "syslog") == 0)
+		return (0);
+	if (target[0] != '/') {
+		xasprintf(cause,
+		    "log target must be stderr, syslog or an absolute path: %s",
+		    target);
+		return (-1);
+	}
+	if (access(target, F_OK) == 0) {
+		rc = access(target, W_OK);
+		if (rc != 0)
+			xasprintf(cause, "%s: %s", target, strerror(errno));
+		return (rc == 0 ? 0 : -1);
+	}
+	dir = xstrdup(target);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	rc = access(dir, W_OK | X_OK);
+	if (rc != 0)
+		xasprintf(cause, "%s: cannot create it in %s: %s", target, dir,
+		    strerror(errno));
+	free(dir);
+	return (rc == 0 ? 0 : -1);
+}
+
 void
 log_close(void)
 {

@@ -33,6 +33,13 @@ void log_init(const char *progname, enum log_level level);
  */
 int log_open(const char *target, char **cause);
 
+/*
+ * Whether log_open(target) would succeed, without creating or changing
+ * anything: a file target must be writable, or creatable in its
+ * directory. Returns 0, or -1 with *cause set (caller frees).
+ */
+int log_check(const char *target, char **cause);
+
 /* Close the target opened by log_open(); messages go to stderr again. */
 void log_close(void);
 

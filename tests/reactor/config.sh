@@ -198,6 +198,12 @@ t_is "--check-config: the SPEC sample is valid (exit 0, one line)" \
     "$RC|$OUT|$ERR" "0|lapsed: $T_DIR/spec.conf: configuration is valid|"
 t_is "--check-config connects nowhere" "$(connections)" "$((conns + 1))"
 
+printf '[lapsed]\nlog = %s/no/such/dir/lapsed.log\n[namespace a]\n' "$T_DIR" \
+    >"$T_DIR/badlog.conf"
+lapsed_run --check-config -c "$T_DIR/badlog.conf"
+t_is "--check-config: a log file that cannot be created is an error" \
+    "$RC|$ERR" "2|lapsed: $T_DIR/badlog.conf: log: $T_DIR/no/such/dir/lapsed.log: cannot create it in $T_DIR/no/such/dir: No such file or directory"
+t_is "--check-config creates no log file" "$(ls "$T_DIR/no" 2>&1 | wc -l)" 1
 lapsed_run --check-config -c "$LAPSE_SAMPLE_CONF"
 t_is "--check-config: the installed sample etc/lapsed.conf is valid" \
     "$RC|$OUT|$ERR" "0|lapsed: $LAPSE_SAMPLE_CONF: configuration is valid|"

@@ -431,6 +431,32 @@ START_TEST(test_from_json_fills)
 END_TEST
 
 /* A stream entry as XRANGE returns it, set field by field. */
+/* The type of an adopted non-string key: a stream field and a JSON one. */
+START_TEST(test_type)
+{
+	struct lapse_event ev, back;
+	char *cause = NULL, *json;
+
+	lapse_event_init(&ev);
+	ck_assert_int_eq(
+	    lapse_event_set_field(&ev, "id", 2, "h", 1, &cause), 0);
+	ck_assert_int_eq(
+	    lapse_event_set_field(&ev, "payload", 7, "", 0, &cause), 0);
+	ck_assert_int_eq(
+	    lapse_event_set_field(&ev, "type", 4, "hash", 4, &cause), 0);
+	json = lapse_event_to_json(&ev);
+	ck_assert_str_eq(
+	    json, "{\"id\":\"h\",\"payload\":\"\",\"type\":\"hash\"}");
+	lapse_event_init(&back);
+	ck_assert_int_eq(
+	    lapse_event_from_json(json, strlen(json), &back, &cause), 0);
+	ck_assert_str_eq(back.type, "hash");
+	free(json);
+	lapse_event_clear(&ev);
+	lapse_event_clear(&back);
+}
+END_TEST
+
 START_TEST(test_set_fields)
 {
 	static const struct {
@@ -669,6 +695,7 @@ event_suite(void)
 
 	tc = tcase_create("stream_fields");
 	tcase_add_test(tc, test_set_fields);
+	tcase_add_test(tc, test_type);
 	tcase_add_test(tc, test_set_field_replace);
 	tcase_add_loop_test(tc, test_set_number, 0, NITEMS(good_numbers));
 	tcase_add_loop_test(tc, test_set_bad_number, 0, NITEMS(bad_numbers));
