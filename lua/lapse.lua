@@ -61,7 +61,7 @@ the {NS} hash tag and so the slot of KEYS[1].
 Errors are raised before any write: a refused call changes nothing.
 ]]
 
-local VERSION = 3
+local VERSION = 4
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -97,6 +97,10 @@ local function api(fn)
 		end
 		error(r)
 	end
+end
+
+local function decimal(n)
+	return string.format('%d', n)
 end
 
 local function now_ms()
@@ -196,6 +200,20 @@ local function check_type(key, want)
 	if t ~= 'none' and t ~= want then
 		fail('%s holds a %s, not a %s', show(key), t, want)
 	end
+end
+
+-- Run a command that reads key, which must be of type want or absent, and
+-- return its reply. A key of another type gets check_type's message: the
+-- type is checked by the command itself, with no TYPE call of its own.
+local function read_typed(want, cmd, key, ...)
+	local r = redis.pcall(cmd, key, ...)
+	if type(r) == 'table' and r.err then
+		if r.err:find('^WRONGTYPE') then
+			check_type(key, want)
+		end
+		error(r)
+	end
+	return r
 end
 
 local function check_claim_keys(due, jobs, skey, sink)
@@ -309,40 +327,44 @@ local function record_unpack(raw)
 end
 
 -- The sink description shared by claim and sweep: ARGV sink, maxlen.
+-- Returns the sink key and the trim length as XADD wants it (nil: never
+-- trim), formatted once per call rather than by every XADD.
 local function parse_sink(ns, sink, maxlen)
 	local key = sink_key(ns, sink)
 	local n = whole(maxlen, 1e15)
 	if n == nil then
 		fail('bad stream-maxlen "%s"', show(maxlen or ''))
 	end
-	return key, n
+	return key, n > 0 and string.format('%d', n) or nil
 end
 
+local function xadd(key, maxlen, ...)
+	if maxlen then
+		return redis.call('XADD', key, 'MAXLEN', '~', maxlen, '*', ...)
+	end
+	return redis.call('XADD', key, '*', ...)
+end
+
+-- Hand an event off to its sink. due and fired are decimal strings (a
+-- sweep formats fired once for its whole batch); the stream entry's
+-- fields are passed to XADD directly, as building an argument table per
+-- event costs about as much as the XADD itself.
 local function handoff(ns, sink, key, maxlen, id, rec, due, fired, via)
 	local attempt = rec.a + 1
 	if sink == 'stream' then
-		local args = { key }
-		if maxlen > 0 then
-			args[#args + 1] = 'MAXLEN'
-			args[#args + 1] = '~'
-			args[#args + 1] = maxlen
-		end
-		args[#args + 1] = '*'
-		for _, v in ipairs({ 'id', id, 'payload', rec.p,
-		    'due', string.format('%d', due),
-		    'fired', string.format('%d', fired),
-		    'attempt', attempt, 'via', via }) do
-			args[#args + 1] = v
-		end
+		local a = attempt == 1 and '1' or string.format('%d', attempt)
 		if rec.t then
-			args[#args + 1] = 'type'
-			args[#args + 1] = rec.t
+			xadd(key, maxlen, 'id', id, 'payload', rec.p, 'due', due,
+			    'fired', fired, 'attempt', a, 'via', via, 'type',
+			    rec.t)
+		else
+			xadd(key, maxlen, 'id', id, 'payload', rec.p, 'due', due,
+			    'fired', fired, 'attempt', a, 'via', via)
 		end
-		redis.call('XADD', unpack(args))
 		return
 	end
-	local obj = { ns = ns, due = due, fired = fired, attempt = attempt,
-	    via = via, type = rec.t }
+	local obj = { ns = ns, due = tonumber(due), fired = tonumber(fired),
+	    attempt = attempt, via = via, type = rec.t }
 	if json_text(id) then
 		obj.id = id
 	else
@@ -364,7 +386,7 @@ end
 
 -- The trigger-key horizon of a namespace: { ms, mark } (ms 0: none).
 local function horizon(p)
-	local h = redis.call('HMGET', p .. 'horizon', 'ms', 'mark')
+	local h = read_typed('hash', 'HMGET', p .. 'horizon', 'ms', 'mark')
 	return tonumber(h[1]) or HORIZON_MS, tonumber(h[2])
 end
 
@@ -461,9 +483,11 @@ local function schedule(keys, args)
 			    show(opt))
 		end
 	end
-	check_type(keys[1], 'zset')
-	check_type(keys[2], 'hash')
-	check_type(p .. 'horizon', 'hash')
+	-- Each key's type is checked by the first command that touches it,
+	-- and every one is checked before the first write: ZSCORE reads due,
+	-- HMGET the horizon, and HSET, the first write, fails on a jobs key
+	-- of another type before it changes anything.
+	local old = read_typed('zset', 'ZSCORE', keys[1], id)
 	local hms = horizon(p)
 	if #payload > maxpayload then
 		fail('payload too large: %d bytes (max-payload is %d)',
@@ -475,12 +499,16 @@ local function schedule(keys, args)
 	if how == 'in' then
 		due = now + n
 	end
-	local old = redis.call('ZSCORE', keys[1], id)
 	if old and nx then
+		read_typed('hash', 'HEXISTS', keys[2], id)
 		return { tonumber(old), 0 }
 	end
+	local r = redis.pcall('HSET', keys[2], id, record_pack(payload, 0, now))
+	if type(r) == 'table' and r.err then
+		check_type(keys[2], 'hash')
+		error(r)
+	end
 	redis.call('ZADD', keys[1], due, id)
-	redis.call('HSET', keys[2], id, record_pack(payload, 0, now))
 	if due > now and (hms == 0 or due <= now + hms) then
 		redis.call('SET', keys[3], '', 'PXAT', due)
 	else
@@ -488,7 +516,7 @@ local function schedule(keys, args)
 	end
 	local h = redis.call('ZRANGE', keys[1], 0, 0)
 	if h[1] == id then
-		redis.call('PUBLISH', p .. 'wake', string.format('%d', due))
+		redis.call('PUBLISH', p .. 'wake', decimal(due))
 	end
 	if old then
 		return { due, 2 }
@@ -575,7 +603,7 @@ local function claim(keys, args)
 	if rec.k then
 		remember_gone(p, id, now)
 	end
-	handoff(ns, sink, skey, smax, id, rec, due, now, via)
+	handoff(ns, sink, skey, smax, id, rec, decimal(due), decimal(now), via)
 	return { 1, head(keys[1]), now }
 end
 
@@ -598,20 +626,22 @@ local function sweep(keys, args)
 	local skey, smax = parse_sink(ns, sink, maxlen)
 	local p = prefix(ns)
 	check_keys(keys, { p .. 'due', p .. 'jobs', skey })
-	check_claim_keys(keys[1], keys[2], skey, sink)
 	local n = whole(batch, BATCH_MAX)
 	if n == nil or n == 0 then
 		fail('bad batch "%s": must be 1 to %d', show(batch or ''),
 		    BATCH_MAX)
 	end
-	check_type(p .. 'horizon', 'hash')
+	-- Types as in schedule: each checked by its first read, all before
+	-- the first write; only the sink needs a TYPE of its own.
+	check_type(skey, sink == 'stream' and 'stream' or 'list')
 	local hms, hmark = horizon(p)
 
 	local now = now_ms()
-	local due = redis.call('ZRANGE', keys[1], '-inf', now, 'BYSCORE',
-	    'LIMIT', 0, n, 'WITHSCORES')
+	local due = read_typed('zset', 'ZRANGE', keys[1], '-inf', now,
+	    'BYSCORE', 'LIMIT', 0, n, 'WITHSCORES')
 	local count = #due / 2
 	if count == 0 then
+		check_type(keys[2], 'hash')
 		promote(p, keys[1], now, hms, hmark)
 		return { 0, head(keys[1]), now }
 	end
@@ -620,17 +650,18 @@ local function sweep(keys, args)
 		ids[i] = due[2 * i - 1]
 		triggers[i] = p .. 't:' .. ids[i]
 	end
+	local raws = read_typed('hash', 'HMGET', keys[2], unpack(ids))
 	redis.call('ZREM', keys[1], unpack(ids))
-	local raws = redis.call('HMGET', keys[2], unpack(ids))
 	redis.call('HDEL', keys[2], unpack(ids))
 	redis.call('DEL', unpack(triggers))
+	local fired = decimal(now)
 	for i = 1, count do
 		local rec = record_unpack(raws[i])
 		if rec.k then
 			remember_gone(p, ids[i], now)
 		end
-		handoff(ns, sink, skey, smax, ids[i], rec, tonumber(due[2 * i]),
-		    now, via)
+		handoff(ns, sink, skey, smax, ids[i], rec,
+		    decimal(tonumber(due[2 * i])), fired, via)
 	end
 	promote(p, keys[1], now, hms, hmark)
 	return { count, head(keys[1]), now }
@@ -701,7 +732,8 @@ local function adopt(keys, args)
 			redis.call('ZREM', keys[1], id)
 			redis.call('HDEL', keys[2], id)
 			remember_gone(p, id, now)
-			handoff(ns, sink, skey, smax, id, rec, old, now, 'expired')
+			handoff(ns, sink, skey, smax, id, rec, decimal(old),
+			    decimal(now), 'expired')
 			fired = fired + 1
 			mine, rec, old = nil, nil, nil
 		end
@@ -737,7 +769,7 @@ local function adopt(keys, args)
 		end
 	end
 	if earliest and head(keys[1]) == earliest then
-		redis.call('PUBLISH', p .. 'wake', string.format('%d', earliest))
+		redis.call('PUBLISH', p .. 'wake', decimal(earliest))
 	end
 	return { adopted, cancelled, fired }
 end
@@ -781,14 +813,14 @@ local function expired(keys, args)
 				local rec = record_unpack(redis.call('HGET', keys[2], id))
 				redis.call('HDEL', keys[2], id)
 				redis.call('ZADD', keys[4], now, id)
-				handoff(ns, sink, skey, smax, id, rec, due, now,
-				    'expired')
+				handoff(ns, sink, skey, smax, id, rec, decimal(due),
+				    decimal(now), 'expired')
 				fired = fired + 1
 			end
 		elseif not redis.call('ZSCORE', keys[4], id) then
 			redis.call('ZADD', keys[4], now, id)
-			handoff(ns, sink, skey, smax, id, { p = '', a = 0 }, now,
-			    now, 'expired')
+			handoff(ns, sink, skey, smax, id, { p = '', a = 0 },
+			    decimal(now), decimal(now), 'expired')
 			fired = fired + 1
 		end
 	end

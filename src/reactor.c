@@ -2,11 +2,15 @@
  * The reactor's logic. Invariants:
  *
  *  - Every claim is a lapse_sweep call; at most one is in flight per
- *    namespace. A request for another while one is in flight is
- *    remembered (ns->again) and sent when the reply arrives, so bursts of
- *    notifications cost one call per round trip, not one per event.
+ *    namespace, except while draining. A request for another while one is
+ *    in flight is remembered (ns->again) and sent when the last reply
+ *    arrives, so bursts of notifications cost one call per round trip,
+ *    not one per event.
  *  - A sweep that fired a full batch, or whose reply says the head is
  *    already due, is repeated at once: draining never waits for a timer.
+ *    While draining, REACTOR_DRAIN_DEPTH sweeps are kept in flight so
+ *    that Redis starts the next batch without waiting for a round trip;
+ *    Redis runs them one after the other, so each takes its own batch.
  *  - The head timer is armed from the sweep reply's next due time and from
  *    wake messages; since those come on another connection, a wake that
  *    arrives while a sweep is in flight is kept (ns->wake_min) and the
@@ -39,6 +43,9 @@
 
 /* The timer fires this long after the estimated due instant. */
 #define REACTOR_TIMER_SLACK_US 500
+
+/* Sweeps kept in flight per namespace while draining a backlog. */
+#define REACTOR_DRAIN_DEPTH 2
 /* Heartbeat period: TIME on the command connection, PUBLISH to ourselves. */
 #define REACTOR_HEARTBEAT_MS 1000
 /* The same sweep error is logged again after this long. */
@@ -65,7 +72,7 @@ struct nsrt {
 
 	struct event *timer;
 	uint64_t timer_at; /* monotonic us the timer is armed for; 0: none */
-	int inflight;
+	int inflight; /* sweeps in flight, all of path inflight_via */
 	enum via inflight_via;
 	enum via again; /* another sweep asked for while one was in flight */
 	int64_t wake_min; /* earliest wake due since the sweep was sent; -1 */
@@ -102,6 +109,7 @@ struct reactor {
 };
 
 static void ns_sweep(struct nsrt *, enum via);
+static int ns_send(struct nsrt *, enum via);
 static void reactor_finish(struct reactor *);
 
 static void
@@ -180,12 +188,10 @@ ns_sweep_cb(
 	struct nsrt *ns = privdata;
 	struct reactor *r = ns->r;
 	long long count, next, now;
-	enum via via = ns->inflight_via, again = ns->again;
-	int64_t wake_min = ns->wake_min;
+	enum via via = ns->inflight_via, again;
+	int64_t wake_min;
 
-	ns->inflight = 0;
-	ns->again = VIA_NONE;
-	ns->wake_min = -1;
+	ns->inflight--;
 	if (r->stopping) {
 		reactor_finish(r);
 		return;
@@ -215,9 +221,18 @@ ns_sweep_cb(
 
 	if ((unsigned long long)count >= ns->r->cfg->sweep_batch ||
 	    (next >= 0 && next <= now)) {
-		ns_sweep(ns, via); /* more are due: drain */
+		/* More are due: drain. */
+		while (ns->inflight < REACTOR_DRAIN_DEPTH &&
+		    ns_send(ns, via) == 0)
+			;
 		return;
 	}
+	if (ns->inflight > 0)
+		return; /* the last reply decides what comes next */
+	again = ns->again;
+	wake_min = ns->wake_min;
+	ns->again = VIA_NONE;
+	ns->wake_min = -1;
 	if (again != VIA_NONE) {
 		ns_sweep(ns, again);
 		return;
@@ -232,7 +247,6 @@ static void
 ns_sweep(struct nsrt *ns, enum via via)
 {
 	struct reactor *r = ns->r;
-	const char *argv[11];
 
 	static const unsigned int path_bits[] = { CONF_PATH_EXPIRED,
 		CONF_PATH_TIMER, CONF_PATH_SWEEP };
@@ -245,6 +259,17 @@ ns_sweep(struct nsrt *ns, enum via via)
 			ns->again = via;
 		return;
 	}
+	ns->wake_min = -1;
+	ns_send(ns, via);
+}
+
+/* Send one more lapse_sweep of ns; -1 if it could not be sent. */
+static int
+ns_send(struct nsrt *ns, enum via via)
+{
+	struct reactor *r = ns->r;
+	const char *argv[11];
+
 	argv[0] = "FCALL";
 	argv[1] = "lapse_sweep";
 	argv[2] = "3";
@@ -257,10 +282,10 @@ ns_sweep(struct nsrt *ns, enum via via)
 	argv[9] = ns->maxlen;
 	argv[10] = ns->batch;
 	if (aconn_command(r->cmd, ns_sweep_cb, ns, 11, argv, NULL) != 0)
-		return;
-	ns->inflight = 1;
+		return (-1);
+	ns->inflight++;
 	ns->inflight_via = via;
-	ns->wake_min = -1;
+	return (0);
 }
 
 static void

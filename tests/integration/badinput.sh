@@ -184,5 +184,32 @@ d0=$(digest)
 bad_fcall 'ERR lapse:{wt}:due holds a string, not a zset' \
     lapse_schedule 3 'lapse:{wt}:due' 'lapse:{wt}:jobs' 'lapse:{wt}:t:x' wt x \
     in 1000 p
+bad_fcall 'ERR lapse:{wt}:due holds a string, not a zset' \
+    lapse_sweep 3 'lapse:{wt}:due' 'lapse:{wt}:jobs' 'lapse:{wt}:fired' wt \
+    sweep stream 0 10
+
+# jobs of the wrong type: schedule's first write (HSET) refuses it, so the
+# new event is not half-written (no ZSET member, no trigger key); a sweep
+# with due events refuses it before removing any of them.
+rcli DEL 'lapse:{wt}:due' >/dev/null
+rcli FCALL lapse_schedule 3 'lapse:{wt}:due' 'lapse:{wt}:jobs' \
+    'lapse:{wt}:t:old' wt old at 1000 p >/dev/null
+rcli DEL 'lapse:{wt}:jobs' >/dev/null
+rcli LPUSH 'lapse:{wt}:jobs' notahash >/dev/null
+d0=$(digest)
+bad_fcall 'ERR lapse:{wt}:jobs holds a list, not a hash' \
+    lapse_schedule 3 'lapse:{wt}:due' 'lapse:{wt}:jobs' 'lapse:{wt}:t:x' wt x \
+    in 1000 p
+bad_fcall 'ERR lapse:{wt}:jobs holds a list, not a hash' \
+    lapse_schedule 3 'lapse:{wt}:due' 'lapse:{wt}:jobs' 'lapse:{wt}:t:old' \
+    wt old in 1000 p nx
+bad_fcall 'ERR lapse:{wt}:jobs holds a list, not a hash' \
+    lapse_sweep 3 'lapse:{wt}:due' 'lapse:{wt}:jobs' 'lapse:{wt}:fired' wt \
+    sweep stream 0 10
+rcli ZREM 'lapse:{wt}:due' old >/dev/null
+d0=$(digest)
+bad_fcall 'ERR lapse:{wt}:jobs holds a list, not a hash' \
+    lapse_sweep 3 'lapse:{wt}:due' 'lapse:{wt}:jobs' 'lapse:{wt}:fired' wt \
+    sweep stream 0 10
 
 t_done
