@@ -148,43 +148,51 @@ struct scen {
 	int keys_big; /* --big unrelated long-TTL keys in the database */
 	int flags;
 	const char *what;
+	uint64_t horizon_ms; /* trigger-horizon; 0: --trigger-horizon */
 };
 
 static const struct scen scens[] = {
 	{ "rate-1k", SCEN_RATE, 1000, 0, CONF_PATHS_ALL, 0, 0,
-	    SCEN_SPAWN | SCEN_EXTERNAL, "1,000 events/s" },
+	    SCEN_SPAWN | SCEN_EXTERNAL, "1,000 events/s", 0 },
 	{ "rate-10k", SCEN_RATE, 10000, 0, CONF_PATHS_ALL, 0, 0,
-	    SCEN_SPAWN | SCEN_EXTERNAL, "10,000 events/s (all paths)" },
+	    SCEN_SPAWN | SCEN_EXTERNAL, "10,000 events/s (all paths)", 0 },
 	{ "rate-50k", SCEN_RATE, 50000, 0, CONF_PATHS_ALL, 0, 0,
-	    SCEN_SPAWN | SCEN_EXTERNAL, "50,000 events/s" },
+	    SCEN_SPAWN | SCEN_EXTERNAL, "50,000 events/s", 0 },
 	{ "max-1", SCEN_MAX, 0, 1, CONF_PATHS_ALL, 0, 0,
 	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "highest sustainable rate, 1 reactor" },
+	    "highest sustainable rate, 1 reactor", 0 },
 	{ "max-3", SCEN_MAX, 0, 3, CONF_PATHS_ALL, 0, 0,
 	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "highest sustainable rate, 3 reactors" },
+	    "highest sustainable rate, 3 reactors", 0 },
 	{ "max", SCEN_MAX, 0, 0, CONF_PATHS_ALL, 0, 0, SCEN_EXTERNAL,
-	    "highest sustainable rate" },
+	    "highest sustainable rate", 0 },
 	{ "drain-1", SCEN_DRAIN, 0, 1, CONF_PATHS_ALL, 0, 0,
 	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "a backlog due at once into the stream, 1 reactor" },
+	    "a backlog due at once into the stream, 1 reactor", 0 },
 	{ "drain-3", SCEN_DRAIN, 0, 3, CONF_PATHS_ALL, 0, 0,
 	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "a backlog due at once into the stream, 3 reactors" },
+	    "a backlog due at once into the stream, 3 reactors", 0 },
 	{ "pending-1m", SCEN_RATE, 10000, 0, CONF_PATHS_ALL, 1, 0,
 	    SCEN_SPAWN | SCEN_EXTERNAL,
-	    "10,000 events/s with 1M pending events due far ahead" },
+	    "10,000 events/s with 1M pending events due far ahead", 0 },
 	{ "keys-1m", SCEN_RATE, 10000, 0, CONF_PATHS_ALL, 0, 1,
 	    SCEN_SPAWN | SCEN_EXTERNAL,
-	    "10,000 events/s with 1M unrelated long-TTL keys" },
+	    "10,000 events/s with 1M unrelated long-TTL keys", 0 },
+	{ "rate-10k-h1m", SCEN_RATE, 10000, 0, CONF_PATHS_ALL, 0, 0,
+	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
+	    "10,000 events/s, trigger keys only within 1 minute", 60000 },
+	{ "pending-1m-h1m", SCEN_RATE, 10000, 0, CONF_PATHS_ALL, 1, 0,
+	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
+	    "as pending-1m, trigger keys only within 1 minute", 60000 },
 	{ "notify-only", SCEN_RATE, 10000, 0, CONF_PATH_EXPIRED, 0, 0,
 	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "10,000 events/s, expired notifications alone" },
+	    "10,000 events/s, expired notifications alone", 0 },
 	{ "notify-only-keys-1m", SCEN_RATE, 1000, 0, CONF_PATH_EXPIRED, 0, 1,
 	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "1,000 events/s, expired notifications alone, 1M long-TTL keys" },
+	    "1,000 events/s, expired notifications alone, 1M long-TTL keys",
+	    0 },
 	{ "custom", SCEN_RATE, 0, 0, CONF_PATHS_ALL, 0, 0, 0,
-	    "--rate events/s for --duration" },
+	    "--rate events/s for --duration", 0 },
 };
 #define NSCENS (sizeof scens / sizeof scens[0])
 
@@ -208,6 +216,7 @@ struct opts {
 	uint64_t sweep_interval_ms;
 	unsigned int sweep_batch;
 	uint64_t stream_maxlen;
+	uint64_t horizon_ms; /* --trigger-horizon; 0: none */
 	const char *ns;
 	pid_t *pids;
 	size_t npids;
@@ -268,6 +277,7 @@ struct row {
 	struct result res;
 	double mem_per_event; /* bytes of used_memory; < 0 unknown */
 	uint64_t mem_events;
+	uint64_t horizon_ms; /* the reactors' trigger-horizon; 0: none */
 	uint64_t big;
 	struct result *probes; /* SCEN_MAX */
 	size_t nprobes;
@@ -454,6 +464,8 @@ usage(FILE *f)
 	    "      --sweep-interval D, --sweep-batch N, --stream-maxlen N\n"
 	    "                         the spawned reactors' settings (1s, "
 	    "512, 1000000)\n"
+	    "      --trigger-horizon D  the spawned reactors' "
+	    "trigger-horizon (none)\n"
 	    "      --ns NAME          the namespace without --spawn (bench)\n"
 	    "      --pid PID          a running reactor to measure (repeat "
 	    "for each)\n"
@@ -592,6 +604,7 @@ enum {
 	OPT_SWEEP_INTERVAL,
 	OPT_SWEEP_BATCH,
 	OPT_STREAM_MAXLEN,
+	OPT_HORIZON,
 	OPT_NS,
 	OPT_PID,
 	OPT_JSON,
@@ -625,6 +638,7 @@ opts_parse(int argc, char **argv, struct opts *o)
 		    OPT_SWEEP_INTERVAL },
 		{ "sweep-batch", required_argument, NULL, OPT_SWEEP_BATCH },
 		{ "stream-maxlen", required_argument, NULL, OPT_STREAM_MAXLEN },
+		{ "trigger-horizon", required_argument, NULL, OPT_HORIZON },
 		{ "ns", required_argument, NULL, OPT_NS },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -752,6 +766,21 @@ opts_parse(int argc, char **argv, struct opts *o)
 			        CONF_STREAM_MAXLEN_MAX, &o->stream_maxlen))
 				return (-1);
 			break;
+		case OPT_HORIZON:
+			if (strcmp(optarg, "none") == 0) {
+				o->horizon_ms = 0;
+				break;
+			}
+			if (parse_duration("--trigger-horizon", optarg,
+			        &o->horizon_ms) != 0)
+				return (-1);
+			if (o->horizon_ms < CONF_TRIGGER_HORIZON_MIN_MS) {
+				bench_warnx("bad --trigger-horizon \"%s\": at "
+				            "least 1s, or none",
+				    optarg);
+				return (-1);
+			}
+			break;
 		case OPT_NS:
 			if (names_check_ns(optarg, &cause) != 0) {
 				bench_warnx("--ns: %s", cause);
@@ -813,8 +842,10 @@ opts_parse(int argc, char **argv, struct opts *o)
 		return (-1);
 	}
 	if (o->spawn == 0 &&
-	    (o->redis_server != NULL || o->lapsed != NULL || o->keep)) {
-		bench_warnx("--redis-server, --lapsed and --keep need --spawn");
+	    (o->redis_server != NULL || o->lapsed != NULL || o->keep ||
+	        o->horizon_ms != 0)) {
+		bench_warnx("--redis-server, --lapsed, --keep and "
+		            "--trigger-horizon need --spawn");
 		return (-1);
 	}
 	if (o->rate != 0 && o->scenarios == NULL)
@@ -1295,6 +1326,29 @@ used_memory(redisContext *c, uint64_t *out, char **cause)
 		return (-1);
 	*out = strtoull(v, NULL, 10);
 	free(v);
+	return (0);
+}
+
+/*
+ * Set namespace ns's trigger-key horizon as the spawned reactors will
+ * (they set it when they connect, which may be after the first events
+ * are scheduled): events scheduled from now on get the layout measured.
+ */
+static int
+horizon_set(struct bench *b, const char *ns, uint64_t ms, char **cause)
+{
+	redisReply *r;
+	char *key, val[24];
+
+	if (ms == 0)
+		return (0);
+	key = names_key(ns, "horizon");
+	snprintf(val, sizeof val, "%" PRIu64, ms);
+	r = cmd(b->c, cause, "HSET", key, "ms", val, NULL);
+	free(key);
+	if (r == NULL)
+		return (-1);
+	freeReplyObject(r);
 	return (0);
 }
 
@@ -2015,15 +2069,24 @@ cpu_pct(long long t0, long long t1, uint64_t us)
 	    (double)us);
 }
 
+struct run_spec {
+	const char *ns;
+	uint64_t rate; /* 0: a drain of total events */
+	uint64_t total;
+	int reactors; /* --spawn: how many to start */
+	unsigned int paths;
+	uint64_t horizon_ms; /* their trigger-horizon; 0: none */
+};
+
 /*
- * Start n reactors for namespace ns with the given paths, each with a
- * config and a log file of its own in the --spawn directory, and wait
+ * Start spec->reactors reactors for namespace spec->ns with its paths and
+ * trigger-horizon, each with a config and a log file of its own in the
+ * --spawn directory, and wait
  * until each has its command connection up and its subscriptions
  * confirmed (as its log says).
  */
 static int
-reactors_start(
-    struct bench *b, const char *ns, int n, unsigned int paths, char **cause)
+reactors_start(struct bench *b, const struct run_spec *spec, char **cause)
 {
 	static const char *path_names[] = { "expired", "timer", "sweep" };
 	struct child *ch;
@@ -2032,7 +2095,8 @@ reactors_start(
 	uint64_t until;
 	size_t len;
 	FILE *f;
-	int i, k, status;
+	int i, k, status, n = spec->reactors;
+	unsigned int paths = spec->paths;
 
 	for (i = 0; i < n; i++) {
 		ch = &b->reactors[i];
@@ -2063,8 +2127,11 @@ reactors_start(
 			}
 			fprintf(f, "paths = %s\n", pathlist);
 		}
-		fprintf(f, "\n[namespace %s]\nsink = stream\n", ns);
+		fprintf(f, "\n[namespace %s]\nsink = stream\n", spec->ns);
 		fprintf(f, "stream-maxlen = %" PRIu64 "\n", b->o.stream_maxlen);
+		if (spec->horizon_ms != 0)
+			fprintf(f, "trigger-horizon = %s\n",
+			    duration_format(spec->horizon_ms, dur, sizeof dur));
 		if (fclose(f) != 0) {
 			xasprintf(cause, "%s: %s", ch->conf, strerror(errno));
 			return (-1);
@@ -2164,14 +2231,6 @@ reactors_alive(struct bench *b, char **cause)
 	return (0);
 }
 
-struct run_spec {
-	const char *ns;
-	uint64_t rate; /* 0: a drain of total events */
-	uint64_t total;
-	int reactors; /* --spawn: how many to start */
-	unsigned int paths;
-};
-
 static void
 result_init(struct result *res)
 {
@@ -2266,7 +2325,8 @@ run_once(struct bench *b, const struct run_spec *spec, struct result *res,
 	cs.first_fired = cs.last_fired = -1;
 	pthread_mutex_init(&cs.lock, NULL);
 
-	if (clock_sync(b, cause) != 0)
+	if (clock_sync(b, cause) != 0 ||
+	    horizon_set(b, spec->ns, spec->horizon_ms, cause) != 0)
 		goto out;
 	if (spec->rate == 0) {
 		/* The backlog: due a second ago, so no trigger keys. */
@@ -2281,9 +2341,7 @@ run_once(struct bench *b, const struct run_spec *spec, struct result *res,
 	cs.c = bench_connect(b, cause);
 	if (cs.c == NULL)
 		goto out;
-	if (b->dir != NULL &&
-	    reactors_start(b, spec->ns, spec->reactors, spec->paths, cause) !=
-	        0)
+	if (b->dir != NULL && reactors_start(b, spec, cause) != 0)
 		goto out;
 
 	/*
@@ -2634,6 +2692,9 @@ scenario_run(struct bench *b, const struct scen *def, struct row *row)
 	spec.ns = b->o.spawn != 0 ? def->name : b->o.ns;
 	spec.reactors = row->reactors;
 	spec.paths = def->paths;
+	spec.horizon_ms =
+	    def->horizon_ms != 0 ? def->horizon_ms : b->o.horizon_ms;
+	row->horizon_ms = spec.horizon_ms;
 	say(b, "%s: %s", def->name, def->what);
 
 	if (ns_clean(b, spec.ns, &cause) != 0)
@@ -2649,6 +2710,8 @@ scenario_run(struct bench *b, const struct scen *def, struct row *row)
 	if (def->pending_big)
 		row->big = b->o.big;
 	if (memn > 0) {
+		if (horizon_set(b, spec.ns, spec.horizon_ms, &cause) != 0)
+			goto out;
 		say(b,
 		    "  scheduling %" PRIu64 " events due in a day "
 		    "(memory per pending event)",
@@ -3131,7 +3194,7 @@ print_table(struct bench *b, const struct machine *m)
 	const struct row *row;
 	const struct result *res;
 	const struct lat *l;
-	char dur[DURATION_BUFSIZE];
+	char dur[DURATION_BUFSIZE], hdur[DURATION_BUFSIZE];
 	size_t i;
 	int k, header = 0;
 
@@ -3141,10 +3204,14 @@ print_table(struct bench *b, const struct machine *m)
 	printf("machine: %s, %ld CPUs, %s\n", m->cpu, m->ncpu, m->kernel);
 	printf("events due %" PRIu64 " ms after scheduling, %zu-byte "
 	       "payload; reactors: sweep-interval %s, sweep-batch %u, "
-	       "stream-maxlen %" PRIu64 "\n\n",
+	       "stream-maxlen %" PRIu64 "%s%s\n\n",
 	    b->o.delay_ms, b->o.payload_len,
 	    duration_format(b->o.sweep_interval_ms, dur, sizeof dur),
-	    b->o.sweep_batch, b->o.stream_maxlen);
+	    b->o.sweep_batch, b->o.stream_maxlen,
+	    b->o.horizon_ms != 0 ? ", trigger-horizon " : "",
+	    b->o.horizon_ms != 0
+	        ? duration_format(b->o.horizon_ms, hdur, sizeof hdur)
+	        : "");
 	printf("ceilings of this Redis (1 connection, median of %d):\n",
 	    CEIL_RUNS);
 	printf("  batch Lua move ZSET->stream (ZREM+HGET+HDEL+XADD, 1,000 "
@@ -3209,7 +3276,9 @@ print_table(struct bench *b, const struct machine *m)
 	       "pending event (far-future events with the payload above). A "
 	       "drain fires a backlog\n"
 	       "already due when the reactors start; its lateness is the "
-	       "backlog's age.\n");
+	       "backlog's age. -h1m:\n"
+	       "trigger-horizon = 1m, no trigger key for events due more "
+	       "than a minute ahead.\n");
 
 	for (i = 0; i < b->nrows; i++) {
 		row = &b->rows[i];
@@ -3433,6 +3502,7 @@ print_json(struct bench *b, const struct machine *m)
 	jnum(&jb, o, "sweep_interval_ms", (double)b->o.sweep_interval_ms);
 	jnum(&jb, o, "sweep_batch", (double)b->o.sweep_batch);
 	jnum(&jb, o, "stream_maxlen", (double)b->o.stream_maxlen);
+	jnum(&jb, o, "trigger_horizon_ms", (double)b->o.horizon_ms);
 	jnum(&jb, o, "grace_ms", (double)b->o.grace_ms);
 	if (json_emit(b, o, &jb) != 0)
 		return (-1);
@@ -3469,6 +3539,7 @@ print_json(struct bench *b, const struct machine *m)
 		jnum_or_null(
 		    &jb, o, "mem_bytes_per_pending", row->mem_per_event);
 		jnum(&jb, o, "mem_events", (double)row->mem_events);
+		jnum(&jb, o, "trigger_horizon_ms", (double)row->horizon_ms);
 		if (row->error != NULL)
 			jstr(&jb, o, "error", row->error);
 		if (row->nprobes > 0) {
