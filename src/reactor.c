@@ -222,9 +222,10 @@ ns_sweep_cb(
 	if ((unsigned long long)count >= ns->r->cfg->sweep_batch ||
 	    (next >= 0 && next <= now)) {
 		/* More are due: drain. */
-		while (ns->inflight < REACTOR_DRAIN_DEPTH &&
-		    ns_send(ns, via) == 0)
-			;
+		while (ns->inflight < REACTOR_DRAIN_DEPTH) {
+			if (ns_send(ns, via) != 0)
+				break;
+		}
 		return;
 	}
 	if (ns->inflight > 0)
