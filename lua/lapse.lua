@@ -596,8 +596,11 @@ local function claim(keys, args)
 	if due > now or (wanted and wanted ~= due) then
 		return { 0, head(keys[1]), now }
 	end
-	redis.call('ZREM', keys[1], id)
 	local rec = record_unpack(redis.call('HGET', keys[2], id))
+	if rec.k then
+		check_type(p .. 'gone', 'zset')
+	end
+	redis.call('ZREM', keys[1], id)
 	redis.call('HDEL', keys[2], id)
 	redis.call('DEL', keys[3])
 	if rec.k then
@@ -651,12 +654,20 @@ local function sweep(keys, args)
 		triggers[i] = p .. 't:' .. ids[i]
 	end
 	local raws = read_typed('hash', 'HMGET', keys[2], unpack(ids))
+	local recs, adopted = {}, false
+	for i = 1, count do
+		recs[i] = record_unpack(raws[i])
+		adopted = adopted or recs[i].k ~= nil
+	end
+	if adopted then
+		check_type(p .. 'gone', 'zset')
+	end
 	redis.call('ZREM', keys[1], unpack(ids))
 	redis.call('HDEL', keys[2], unpack(ids))
 	redis.call('DEL', unpack(triggers))
 	local fired = decimal(now)
 	for i = 1, count do
-		local rec = record_unpack(raws[i])
+		local rec = recs[i]
 		if rec.k then
 			remember_gone(p, ids[i], now)
 		end

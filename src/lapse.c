@@ -22,6 +22,7 @@
 #include <hiredis/hiredis.h>
 
 #include "cmdline.h"
+#include "codec.h"
 #include "duration.h"
 #include "event.h"
 #include "names.h"
@@ -579,6 +580,36 @@ cmd_get(struct cli *cli, int argc, char **argv)
 	return (EXIT_DONE);
 }
 
+/*
+ * Print an id of lapse list: as it is when it is plain text, that is
+ * UTF-8 without spaces or control characters (C0, DEL, C1) and not
+ * starting with a double quote, which covers every id lapse accepts but
+ * those that are not UTF-8; otherwise in double quotes, with \\, \" and
+ * \xNN escapes, so that nothing another writer put in the ZSET reaches
+ * the terminal raw or breaks the one-event-a-line format.
+ */
+static void
+print_id(const char *id, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)id;
+	char *esc;
+	size_t i;
+	int plain = len > 0 && p[0] != '"' && utf8_valid(id, len);
+
+	for (i = 0; plain && i < len; i++) {
+		if (p[i] <= 0x20 || p[i] == 0x7f ||
+		    (p[i] == 0xc2 && i + 1 < len && p[i + 1] < 0xa0))
+			plain = 0;
+	}
+	if (plain) {
+		fwrite(id, 1, len, stdout);
+		return;
+	}
+	esc = escape_bytes(id, len, len);
+	printf("\"%s\"", esc);
+	free(esc);
+}
+
 static int
 cmd_list(struct cli *cli, int argc, char **argv)
 {
@@ -637,9 +668,10 @@ cmd_list(struct cli *cli, int argc, char **argv)
 		due = r->element[i + 1];
 		if (id->type != REDIS_REPLY_STRING || !reply_is_integer(due))
 			return (bad_reply(r, "lapse_list"));
-		printf("%s\t%.*s\n",
-		    timestamp_format(due->integer, when, sizeof when),
-		    (int)id->len, id->str);
+		printf(
+		    "%s\t", timestamp_format(due->integer, when, sizeof when));
+		print_id(id->str, id->len);
+		putchar('\n');
 	}
 	freeReplyObject(r);
 	return (EXIT_DONE);

@@ -98,4 +98,19 @@ bad 'bad id "a b": byte 0x20 at offset 1 is not allowed (ids are bytes 0x21-0x7e
     FCALL lapse_expired 4 $K o stream 0 ok 'a b'
 # shellcheck disable=SC2086
 bad 'expected 1 to 1000 ids, got 0' FCALL lapse_expired 4 $K o stream 0
+
+# A due adopted event with a gone key of the wrong type: sweep and claim
+# refuse before they remove it (firing it would need the gone ZSET).
+rcli DEL 'lapse:{o}:gone' >/dev/null
+rcli SET o:g vg PX 200 >/dev/null
+t_is "o:g adopted" "$(adopt o:g)" "1 0 0"
+wait_until 5 "o:g to expire" '[ "$(rcli EXISTS o:g)" = 0 ]'
+rcli SET 'lapse:{o}:gone' notazset >/dev/null
+d0=$(digest)
+bad 'lapse:{o}:gone holds a string, not a zset' \
+    FCALL lapse_sweep 3 'lapse:{o}:due' 'lapse:{o}:jobs' 'lapse:{o}:fired' \
+    o sweep stream 0 100
+bad 'lapse:{o}:gone holds a string, not a zset' \
+    FCALL lapse_claim 4 'lapse:{o}:due' 'lapse:{o}:jobs' 'lapse:{o}:t:g' \
+    'lapse:{o}:fired' o g timer stream 0
 t_done

@@ -83,6 +83,19 @@ t_is "list prints the due time, a TAB and the id" \
     "$(echo "$OUT" | sed -n 3p)" "$(printf '2030-01-02T02:04:05.000Z\tn1')"
 t_is "list --limit 1 shows the earliest" \
     "$(lapse_cli list orders --limit 1 | cut -f2)" f1
+# ids that lapse would refuse, written into the ZSET by someone else:
+# printed quoted and escaped, never raw; a UTF-8 id is printed as it is
+od=$(printf 'lapse:{odd}:due')
+rcli ZADD "$od" 1000 "$(printf 'h\303\251llo')" 2000 "$(printf 'a\tb')" \
+    3000 "$(printf '\033[31mred')" 4000 "$(printf '\377\376')" \
+    5000 "$(printf '\302\205c1')" 6000 '"q"' 7000 'back\slash' \
+    8000 'a b' >/dev/null
+run lapse_cli list odd
+t_is "list escapes ids that are not plain text" \
+    "$(echo "$OUT" | cut -f2 | paste -sd'|')" \
+    'héllo|"a\x09b"|"\x1b[31mred"|"\xff\xfe"|"\xc2\x85c1"|"\"q\""|back\slash|"a b"'
+t_is "list of odd ids: one line each" "$(echo "$OUT" | wc -l)" 8
+rcli DEL "$od" >/dev/null
 run lapse_cli stats orders
 t_match "stats prints the counters" "$(echo "$OUT" | paste -sd' ')" \
     '^pending 4 overdue 0 next_due [0-9T:.-]+Z fired 0 ready 0$'
