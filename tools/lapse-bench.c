@@ -260,6 +260,7 @@ struct result {
 	long rss_kb; /* largest reactor VmHWM; -1 unknown */
 	double redis_cpu;
 	double redis_us_per_event; /* Redis CPU per fired event; < 0 unknown */
+	double redis_faults_per_event; /* minor page faults; < 0 unknown */
 	double bench_cpu;
 	struct cmdcost cost[COST_MAX]; /* Redis time by command, per event */
 	size_t ncost;
@@ -932,15 +933,20 @@ hist_summary(const struct hist *h, struct lat *l)
 
 /* --- processes: /proc, spawning, stopping ------------------------------- */
 
-/* utime + stime of pid, in clock ticks; -1 when it cannot be read. */
+/*
+ * utime + stime of pid, in clock ticks, and (when faults is not NULL) its
+ * minor page faults; -1 when they cannot be read.
+ */
 static long long
-proc_cpu_ticks(pid_t pid)
+proc_cpu_ticks(pid_t pid, long long *faults)
 {
 	char path[64], buf[2048], *p;
-	unsigned long long ut, st;
+	unsigned long long minflt, ut, st;
 	ssize_t n;
 	int fd, i;
 
+	if (faults != NULL)
+		*faults = -1;
 	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd == -1)
@@ -951,19 +957,21 @@ proc_cpu_ticks(pid_t pid)
 		return (-1);
 	buf[n] = '\0';
 	/* The command name may hold spaces and parentheses: skip past the
-	 * last ')'. Then come fields 3 (state) to 13; 14 and 15 are
-	 * utime and stime. */
+	 * last ')'. Then come fields 3 (state) to 9; 10 is minflt, 14 and
+	 * 15 are utime and stime. */
 	p = strrchr(buf, ')');
 	if (p == NULL)
 		return (-1);
 	p++;
-	for (i = 3; i <= 13; i++) {
+	for (i = 3; i <= 9; i++) {
 		p = strchr(p + 1, ' ');
 		if (p == NULL)
 			return (-1);
 	}
-	if (sscanf(p, " %llu %llu", &ut, &st) != 2)
+	if (sscanf(p, " %llu %*u %*u %*u %llu %llu", &minflt, &ut, &st) != 3)
 		return (-1);
+	if (faults != NULL)
+		*faults = (long long)minflt;
 	return ((long long)(ut + st));
 }
 
@@ -1479,6 +1487,7 @@ struct cpu_sample {
 	uint64_t mono_us;
 	long long reactors; /* clock ticks; -1 unknown */
 	long long redis;
+	long long redis_faults; /* minor page faults; -1 unknown */
 	double self_us;
 	struct cmdstats cmd;
 };
@@ -1896,13 +1905,13 @@ reactors_ticks(const struct bench *b)
 	size_t i;
 
 	for (i = 0; i < (size_t)b->nreactors; i++) {
-		t = proc_cpu_ticks(b->reactors[i].pid);
+		t = proc_cpu_ticks(b->reactors[i].pid, NULL);
 		if (t < 0)
 			return (-1);
 		sum += t;
 	}
 	for (i = 0; i < b->o.npids; i++) {
-		t = proc_cpu_ticks(b->o.pids[i]);
+		t = proc_cpu_ticks(b->o.pids[i], NULL);
 		if (t < 0)
 			return (-1);
 		sum += t;
@@ -2054,7 +2063,9 @@ cpu_sample(const struct bench *b, struct cpu_sample *cs)
 {
 	cs->mono_us = clock_mono_us();
 	cs->reactors = reactors_ticks(b);
-	cs->redis = b->redis_pid > 0 ? proc_cpu_ticks(b->redis_pid) : -1;
+	cs->redis = cs->redis_faults = -1;
+	if (b->redis_pid > 0)
+		cs->redis = proc_cpu_ticks(b->redis_pid, &cs->redis_faults);
 	cs->self_us = self_cpu_us();
 	cmdstats_read(b->stats, &cs->cmd);
 }
@@ -2240,6 +2251,7 @@ result_init(struct result *res)
 	res->bench_cpu = -1;
 	res->rss_kb = -1;
 	res->redis_us_per_event = -1;
+	res->redis_faults_per_event = -1;
 	for (int i = 0; i < LAT_N; i++) {
 		res->lat[i].p50 = res->lat[i].p90 = res->lat[i].p99 = -1;
 		res->lat[i].p999 = res->lat[i].max = -1;
@@ -2434,6 +2446,10 @@ run_once(struct bench *b, const struct run_spec *spec, struct result *res,
 		if (res->redis_cpu >= 0)
 			res->redis_us_per_event =
 			    res->redis_cpu / 100 * (double)window / inwindow;
+		if (from->redis_faults >= 0 && cend.redis_faults >= 0)
+			res->redis_faults_per_event =
+			    (double)(cend.redis_faults - from->redis_faults) /
+			    inwindow;
 		res->ncost = cmdcost_diff(&from->cmd, &cend.cmd,
 		    (double)inwindow, res->cost, COST_MAX);
 	}
@@ -3315,13 +3331,15 @@ print_table(struct bench *b, const struct machine *m)
 			continue;
 		if (!header) {
 			printf("\nRedis work per fired event while CPU was "
-			       "measured: CPU us (from /proc), then\n"
-			       "commands as calls/us (INFO commandstats; "
-			       "fcall includes what its functions call):\n");
+			       "measured: CPU us and minor page\n"
+			       "faults (from /proc), then commands as calls/us "
+			       "(INFO commandstats; fcall includes\n"
+			       "what its functions call):\n");
 			header = 1;
 		}
-		printf("%-19s %6s ", row->def->name,
-		    fmt_f(t[0], sizeof t[0], res->redis_us_per_event, 1));
+		printf("%-19s %6s %5s ", row->def->name,
+		    fmt_f(t[0], sizeof t[0], res->redis_us_per_event, 1),
+		    fmt_f(t[1], sizeof t[1], res->redis_faults_per_event, 2));
 		print_costs(res->cost, res->ncost);
 	}
 	for (i = 0; i < b->nrows; i++) {
@@ -3438,6 +3456,8 @@ json_result(
 	if (res->why != NULL)
 		jstr(jb, o, "not_sustainable_because", res->why);
 	jnum_or_null(jb, o, "redis_cpu_us_per_event", res->redis_us_per_event);
+	jnum_or_null(
+	    jb, o, "redis_page_faults_per_event", res->redis_faults_per_event);
 	json_costs(jb, o, "redis_commands_per_event", res->cost, res->ncost);
 	lat = jobj(jb, o, "lateness_ms");
 	if (lat == NULL)
