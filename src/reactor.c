@@ -46,6 +46,7 @@
 
 /* Sweeps kept in flight per namespace while draining a backlog. */
 #define REACTOR_DRAIN_DEPTH 2
+
 /* Heartbeat period: TIME on the command connection, PUBLISH to ourselves. */
 #define REACTOR_HEARTBEAT_MS 1000
 /* The same sweep error is logged again after this long. */
@@ -188,10 +189,16 @@ ns_sweep_cb(
 	struct nsrt *ns = privdata;
 	struct reactor *r = ns->r;
 	long long count, next, now;
-	enum via via = ns->inflight_via, again;
-	int64_t wake_min;
+	enum via via = ns->inflight_via, again = VIA_NONE;
+	int64_t wake_min = -1;
 
-	ns->inflight--;
+	/* The last reply in flight decides what comes next. */
+	if (--ns->inflight == 0) {
+		again = ns->again;
+		wake_min = ns->wake_min;
+		ns->again = VIA_NONE;
+		ns->wake_min = -1;
+	}
 	if (r->stopping) {
 		reactor_finish(r);
 		return;
@@ -229,11 +236,7 @@ ns_sweep_cb(
 		return;
 	}
 	if (ns->inflight > 0)
-		return; /* the last reply decides what comes next */
-	again = ns->again;
-	wake_min = ns->wake_min;
-	ns->again = VIA_NONE;
-	ns->wake_min = -1;
+		return;
 	if (again != VIA_NONE) {
 		ns_sweep(ns, again);
 		return;
