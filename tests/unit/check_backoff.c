@@ -11,6 +11,8 @@
 
 #include "backoff.h"
 
+#include "unit.h"
+
 /* The bounds of the n-th delay with base 100 ms and max 5 s. */
 static const struct {
 	uint64_t lo, hi;
@@ -105,8 +107,6 @@ main(void)
 {
 	Suite *s = suite_create("backoff");
 	TCase *tc = tcase_create("backoff");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_extremes);
@@ -114,9 +114,5 @@ main(void)
 	tcase_add_test(tc, test_many_attempts);
 	tcase_add_test(tc, test_degenerate);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (unit_run(s));
 }

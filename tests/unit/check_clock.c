@@ -12,6 +12,8 @@
 
 #include "clock.h"
 
+#include "unit.h"
+
 START_TEST(test_no_sample)
 {
 	struct clock_offset c;
@@ -103,8 +105,6 @@ main(void)
 {
 	Suite *s = suite_create("clock");
 	TCase *tc = tcase_create("clock");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_no_sample);
 	tcase_add_test(tc, test_one_sample);
@@ -113,9 +113,5 @@ main(void)
 	tcase_add_test(tc, test_bad_samples);
 	tcase_add_test(tc, test_monotonic);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (unit_run(s));
 }

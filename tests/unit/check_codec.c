@@ -14,10 +14,10 @@
 
 #include "codec.h"
 
+#include "unit.h"
+
 /* A byte string with its length, so that NUL bytes can be part of it. */
 #define B(s) s, sizeof(s) - 1
-
-#define NITEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* RFC 4648 section 10. */
 static const struct {
@@ -376,12 +376,5 @@ codec_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	sr = srunner_create(codec_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (unit_run(codec_suite()));
 }

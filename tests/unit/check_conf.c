@@ -22,7 +22,7 @@
 #include "log.h"
 #include "xmalloc.h"
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#include "unit.h"
 
 /* Bytes to build long lines: X190 is 190 bytes. */
 #define X10 "xxxxxxxxxx"
@@ -1199,14 +1199,14 @@ conf_suite(void)
 	s = suite_create("conf");
 
 	tc = tcase_create("bad");
-	tcase_add_loop_test(tc, test_bad, 0, NELEM(bad));
+	tcase_add_loop_test(tc, test_bad, 0, NITEMS(bad));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("good");
-	tcase_add_loop_test(tc, test_good, 0, NELEM(good));
-	tcase_add_loop_test(tc, test_paths, 0, NELEM(paths));
+	tcase_add_loop_test(tc, test_good, 0, NITEMS(good));
+	tcase_add_loop_test(tc, test_paths, 0, NITEMS(paths));
 	tcase_add_test(tc, test_paths_default);
-	tcase_add_loop_test(tc, test_horizon, 0, NELEM(horizons));
+	tcase_add_loop_test(tc, test_horizon, 0, NITEMS(horizons));
 	tcase_add_test(tc, test_url_fields);
 	tcase_add_test(tc, test_sample_verbatim);
 	tcase_add_test(tc, test_line_lengths);
@@ -1215,15 +1215,15 @@ conf_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("files");
-	tcase_add_loop_test(tc, test_password, 0, NELEM(passwords));
-	tcase_add_loop_test(tc, test_password_bad, 0, NELEM(bad_passwords));
+	tcase_add_loop_test(tc, test_password, 0, NITEMS(passwords));
+	tcase_add_loop_test(tc, test_password_bad, 0, NITEMS(bad_passwords));
 	tcase_add_test(tc, test_password_unreadable);
 	tcase_add_test(tc, test_load_sample);
 	tcase_add_test(tc, test_load_errors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("keyspace");
-	tcase_add_loop_test(tc, test_merge, 0, NELEM(merges));
+	tcase_add_loop_test(tc, test_merge, 0, NITEMS(merges));
 	suite_add_tcase(s, tc);
 
 	return (s);
@@ -1232,12 +1232,5 @@ conf_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	sr = srunner_create(conf_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (unit_run(conf_suite()));
 }

@@ -13,6 +13,8 @@
 
 #include "duration.h"
 
+#include "unit.h"
+
 #define SENTINEL UINT64_C(0xdeadbeefcafe)
 
 /* Ten bytes at a time, to build long inputs and their quotes. */
@@ -337,8 +339,6 @@ START_TEST(test_format_short_buffer)
 }
 END_TEST
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 static Suite *
 duration_suite(void)
 {
@@ -348,12 +348,12 @@ duration_suite(void)
 	s = suite_create("duration");
 
 	tc = tcase_create("parse");
-	tcase_add_loop_test(tc, test_parse_good, 0, NELEM(good));
-	tcase_add_loop_test(tc, test_parse_bad, 0, NELEM(bad));
+	tcase_add_loop_test(tc, test_parse_good, 0, NITEMS(good));
+	tcase_add_loop_test(tc, test_parse_bad, 0, NITEMS(bad));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("format");
-	tcase_add_loop_test(tc, test_format, 0, NELEM(fmts));
+	tcase_add_loop_test(tc, test_format, 0, NITEMS(fmts));
 	tcase_add_test(tc, test_format_short_buffer);
 	suite_add_tcase(s, tc);
 
@@ -370,12 +370,5 @@ duration_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	sr = srunner_create(duration_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (unit_run(duration_suite()));
 }

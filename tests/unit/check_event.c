@@ -15,13 +15,13 @@
 #include "event.h"
 #include "xmalloc.h"
 
+#include "unit.h"
+
 /* A byte string with its length, so that NUL bytes can be part of it. */
 #define B(s) s, sizeof(s) - 1
 
 /* No bytes at all, as opposed to B(""). */
 #define NOBYTES NULL, 0
-
-#define NITEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* An event as a test writes it; NULL strings and -1/0 numbers are unknown. */
 struct spec {
@@ -707,12 +707,5 @@ event_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	sr = srunner_create(event_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (unit_run(event_suite()));
 }

@@ -14,7 +14,7 @@
 
 #include "names.h"
 
-#define NITEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#include "unit.h"
 
 /* A string literal's length, NULs inside it included. */
 #define BYTES(s) s, sizeof(s) - 1
@@ -467,12 +467,5 @@ names_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	sr = srunner_create(names_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (unit_run(names_suite()));
 }

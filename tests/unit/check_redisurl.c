@@ -19,7 +19,7 @@
 
 #include "redisurl.h"
 
-#define NITEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#include "unit.h"
 
 #define PASSWORD "s3cret"
 
@@ -475,12 +475,5 @@ redisurl_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	sr = srunner_create(redisurl_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (unit_run(redisurl_suite()));
 }

@@ -17,6 +17,8 @@
 
 #include "timestamp.h"
 
+#include "unit.h"
+
 #define SENTINEL INT64_C(-424242)
 
 /* A wrong input and its message, which always quotes the input whole. */
@@ -441,8 +443,6 @@ START_TEST(test_round_trip_random)
 }
 END_TEST
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 static Suite *
 timestamp_suite(void)
 {
@@ -452,12 +452,12 @@ timestamp_suite(void)
 	s = suite_create("timestamp");
 
 	tc = tcase_create("parse");
-	tcase_add_loop_test(tc, test_parse_good, 0, NELEM(good));
-	tcase_add_loop_test(tc, test_parse_bad, 0, NELEM(bad));
+	tcase_add_loop_test(tc, test_parse_good, 0, NITEMS(good));
+	tcase_add_loop_test(tc, test_parse_bad, 0, NITEMS(bad));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("format");
-	tcase_add_loop_test(tc, test_format, 0, NELEM(fmts));
+	tcase_add_loop_test(tc, test_format, 0, NITEMS(fmts));
 	suite_add_tcase(s, tc);
 
 	/* Thousands of values: allow for slow sanitizer builds. */
@@ -474,12 +474,5 @@ timestamp_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	sr = srunner_create(timestamp_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return (unit_run(timestamp_suite()));
 }
