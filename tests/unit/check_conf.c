@@ -458,19 +458,44 @@ static const struct bad {
 	    "warn or error)" },
 };
 
+/*
+ * conf_parse() refuses text (named name, with env as $LAPSE_REDIS_PASSWORD)
+ * with exactly want, and leaves the caller's pointer alone.
+ */
+static void
+assert_parse_refused(const char *text, size_t len, const char *name,
+    const char *env, const char *want)
+{
+	struct conf *conf = (struct conf *)&conf;
+	char *cause = NULL;
+
+	ck_assert_int_eq(conf_parse(text, len, name, env, &conf, &cause), -1);
+	ck_assert_ptr_nonnull(cause);
+	ck_assert_str_eq(cause, want);
+	ck_assert_ptr_eq(conf, (struct conf *)&conf);
+	free(cause);
+}
+
+/* The same for conf_load() of path. */
+static void
+assert_load_refused(const char *path, const char *want)
+{
+	struct conf *conf = (struct conf *)&conf;
+	char *cause = NULL;
+
+	ck_assert_int_eq(conf_load(path, NULL, &conf, &cause), -1);
+	ck_assert_ptr_nonnull(cause);
+	ck_assert_str_eq(cause, want);
+	ck_assert_ptr_eq(conf, (struct conf *)&conf);
+	free(cause);
+}
+
 START_TEST(test_bad)
 {
 	const struct bad *b = &bad[_i];
-	struct conf *conf = (struct conf *)&conf;
-	size_t len = b->len != 0 ? b->len : strlen(b->text);
-	char *cause = NULL;
 
-	ck_assert_int_eq(
-	    conf_parse(b->text, len, "t.conf", "envpw", &conf, &cause), -1);
-	ck_assert_ptr_nonnull(cause);
-	ck_assert_str_eq(cause, b->cause);
-	ck_assert_ptr_eq(conf, (struct conf *)&conf);
-	free(cause);
+	assert_parse_refused(b->text, b->len != 0 ? b->len : strlen(b->text),
+	    "t.conf", "envpw", b->cause);
 }
 END_TEST
 
@@ -807,14 +832,9 @@ START_TEST(test_sample_verbatim)
 		conf_free(conf);
 		return;
 	}
-	ck_assert_int_eq(
-	    conf_parse(text, strlen(text), "lapsed.conf", NULL, &conf, &cause),
-	    -1);
-	ck_assert_str_eq(cause,
+	assert_parse_refused(text, strlen(text), "lapsed.conf", NULL,
 	    "lapsed.conf:3: password-file: /etc/lapse/redis.pass: No such "
 	    "file or directory");
-	ck_assert_ptr_null(conf);
-	free(cause);
 }
 END_TEST
 
@@ -948,8 +968,7 @@ static const struct bad_password {
 START_TEST(test_password_bad)
 {
 	const struct bad_password *b = &bad_passwords[_i];
-	struct conf *conf = NULL;
-	char *cause = NULL, *path, *text, *want;
+	char *path, *text, *want;
 
 	tmp_setup();
 	if (b->file != NULL)
@@ -961,11 +980,7 @@ START_TEST(test_password_bad)
 	}
 	xasprintf(&text, "[redis]\npassword-file = %s\n" NS, path);
 	xasprintf(&want, "t.conf:2: password-file: %s: %s", path, b->why);
-	ck_assert_int_eq(
-	    conf_parse(text, strlen(text), "t.conf", "env", &conf, &cause), -1);
-	ck_assert_str_eq(cause, want);
-	ck_assert_ptr_null(conf);
-	free(cause);
+	assert_parse_refused(text, strlen(text), "t.conf", "env", want);
 	free(want);
 	free(text);
 	free(path);
@@ -976,8 +991,7 @@ END_TEST
 /* An unreadable password file names strerror (not as root: it reads all). */
 START_TEST(test_password_unreadable)
 {
-	struct conf *conf = NULL;
-	char *cause = NULL, *path, *text, *want;
+	char *path, *text, *want;
 
 	if (geteuid() == 0)
 		return;
@@ -987,10 +1001,7 @@ START_TEST(test_password_unreadable)
 	xasprintf(&text, "[redis]\npassword-file = %s\n" NS, path);
 	xasprintf(
 	    &want, "t.conf:2: password-file: %s: Permission denied", path);
-	ck_assert_int_eq(
-	    conf_parse(text, strlen(text), "t.conf", NULL, &conf, &cause), -1);
-	ck_assert_str_eq(cause, want);
-	free(cause);
+	assert_parse_refused(text, strlen(text), "t.conf", NULL, want);
 	free(want);
 	free(text);
 	free(path);
@@ -1043,39 +1054,29 @@ START_TEST(test_load_errors)
 	char *cause = NULL, *path, *want, *big;
 	size_t len;
 
-	ck_assert_int_eq(
-	    conf_load("/nonexistent/lapsed.conf", NULL, &conf, &cause), -1);
-	ck_assert_str_eq(
-	    cause, "/nonexistent/lapsed.conf: No such file or directory");
-	ck_assert_ptr_null(conf);
-	free(cause);
+	assert_load_refused("/nonexistent/lapsed.conf",
+	    "/nonexistent/lapsed.conf: No such file or directory");
 
 	tmp_setup();
-	ck_assert_int_eq(conf_load(tmpdir, NULL, &conf, &cause), -1);
 	xasprintf(&want, "%s: Is a directory", tmpdir);
-	ck_assert_str_eq(cause, want);
+	assert_load_refused(tmpdir, want);
 	free(want);
-	free(cause);
 
 	path = tmp_file("a.conf", "[lapsed]\nsweep-batch = 0\n", 25);
-	ck_assert_int_eq(conf_load(path, NULL, &conf, &cause), -1);
 	xasprintf(&want,
 	    "%s:2: sweep-batch: bad value \"0\": expected a number from 1 "
 	    "to 4096",
 	    path);
-	ck_assert_str_eq(cause, want);
+	assert_load_refused(path, want);
 	free(want);
-	free(cause);
 	free(path);
 
 	path = tmp_file("empty.conf", "", 0);
-	ck_assert_int_eq(conf_load(path, NULL, &conf, &cause), -1);
 	xasprintf(&want,
 	    "%s: no [namespace NAME] section (lapsed needs at least one)",
 	    path);
-	ck_assert_str_eq(cause, want);
+	assert_load_refused(path, want);
 	free(want);
-	free(cause);
 	free(path);
 
 	/* One byte too many: refused before it is parsed. */
@@ -1083,11 +1084,9 @@ START_TEST(test_load_errors)
 	big = xmalloc(len);
 	memset(big, '\n', len);
 	path = tmp_file("big.conf", big, len);
-	ck_assert_int_eq(conf_load(path, NULL, &conf, &cause), -1);
 	xasprintf(&want, "%s: larger than 1048576 bytes", path);
-	ck_assert_str_eq(cause, want);
+	assert_load_refused(path, want);
 	free(want);
-	free(cause);
 	free(path);
 
 	/* ... but CONF_FILE_MAX bytes are parsed. */
