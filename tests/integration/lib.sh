@@ -302,6 +302,15 @@ fired_count() {
 	rcli XLEN "lapse:{$1}:fired"
 }
 
+# wait_drained NS COUNT SECONDS: wait until COUNT events of NS have fired
+# (for at most SECONDS) and then until none is left pending (10 s).
+wait_drained() {
+	wait_until "$3" "$2 events to fire" \
+	    "[ \"\$(fired_count $1)\" -ge $2 ]"
+	wait_until 10 "nothing pending" \
+	    "[ \"\$(rcli ZCARD 'lapse:{$1}:due')\" = 0 ]"
+}
+
 # check_exactly_once NS COUNT [PREFIX]: every id PREFIX0..COUNT-1 fired
 # exactly once, none before its due time; prints what is wrong.
 check_exactly_once() {
