@@ -57,6 +57,7 @@
 #include <cjson/cJSON.h>
 
 #include "clock.h"
+#include "cmdline.h"
 #include "conf.h"
 #include "duration.h"
 #include "event.h"
@@ -659,7 +660,7 @@ opts_parse(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
-	char *cause;
+	char *cause, why[128];
 	int ch;
 
 	memset(o, 0, sizeof *o);
@@ -828,12 +829,10 @@ opts_parse(int argc, char **argv, struct opts *o)
 		case 'h':
 			usage(stdout);
 			return (1);
-		case ':':
-			bench_warnx(
-			    "option \"%s\" needs a value", argv[optind - 1]);
-			return (-1);
 		default:
-			bench_warnx("unknown option \"%s\"", argv[optind - 1]);
+			bench_warnx("%s",
+			    cmdline_option_error(ch, argv, optind, longopts,
+			        why, sizeof why));
 			return (-1);
 		}
 	}
@@ -3610,19 +3609,23 @@ rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 static int
 redis_spawn(struct bench *b, char **cause)
 {
-	char tmpl[] = "/tmp/lapse-bench.XXXXXX", *sock, *logf, *out, *url;
-	const char *argv[17];
-	char st[32];
+	const char *argv[17], *tmp = getenv("TMPDIR");
+	char *tmpl, *sock, *logf, *out, *url, st[32];
 	uint64_t until;
 	redisContext *c;
 	int status, n = 0;
 
+	/* As mktemp -d: in $TMPDIR, else /tmp. */
+	if (tmp == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	xasprintf(&tmpl, "%s/lapse-bench.XXXXXX", tmp);
 	if (mkdtemp(tmpl) == NULL) {
-		xasprintf(cause, "cannot create a directory in /tmp: %s",
+		xasprintf(cause, "cannot create a directory in %s: %s", tmp,
 		    strerror(errno));
+		free(tmpl);
 		return (-1);
 	}
-	b->dir = xstrdup(tmpl);
+	b->dir = tmpl;
 	xasprintf(&sock, "%s/redis.sock", b->dir);
 	xasprintf(&logf, "%s/redis.log", b->dir);
 	xasprintf(&out, "%s/redis.out", b->dir);

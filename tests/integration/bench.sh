@@ -1,0 +1,56 @@
+#!/bin/bash
+# lapse-bench, briefly: bad options refused with exit 2 and the message
+# (nothing started); a short spawned run with a trigger-key horizon in
+# which its own redis-server and reactor fire every event exactly once,
+# its JSON saying so, and nothing of the run left running.
+. "$TESTS_LIB"
+t_start 150
+
+run() {
+	OUT=$("$@" 2>"$T_DIR/stderr")
+	RC=$?
+	ERR=$(cat "$T_DIR/stderr")
+}
+refused() {
+	local want=$1
+	shift
+	run "$LAPSE_BENCH" "$@"
+	t_is "lapse-bench $*: exit 2" "$RC" 2
+	t_is "lapse-bench $*: the message" "$ERR" "lapse-bench: $want"
+}
+
+refused 'unknown option "--bogus"' --bogus
+refused 'option "--rate" needs a value' --rate
+refused 'option "--json" takes no value' --json=1
+refused '--redis-server, --lapsed, --keep and --trigger-horizon need --spawn' \
+    --trigger-horizon 1m
+refused 'bad --trigger-horizon "500ms": at least 1s, or none' \
+    --spawn 1 --trigger-horizon 500ms
+refused 'unknown scenario "nope" (lapse-bench -h lists them)' \
+    --spawn 1 --scenario nope
+refused 'scenario drain-1 starts its own reactors: it needs --spawn' \
+    --scenario drain-1
+
+# Its private redis-server and reactor live in a directory under $TMPDIR.
+mkdir "$T_DIR/tmp"
+TMPDIR=$T_DIR/tmp run "$LAPSE_BENCH" --spawn 1 --lapsed "$LAPSED" \
+    --redis-server "${REDIS_SERVER:-redis-server}" --scenario custom \
+    --rate 1000 --duration 2s --mem-events 1000 --trigger-horizon 1m \
+    --json -q
+t_is "a short spawned run exits 0" "$RC: $ERR" "0: "
+row() { echo "$OUT" | jq -r "select(.type == \"row\") | $1"; }
+t_is "every event scheduled fired once, none early or altered" \
+    "$(row '[.scheduled, .fired, .lost, .duplicated // 0, .early,
+        .due_mismatched] | map(tostring) | join(" ")')" "2000 2000 0 0 0 0"
+t_is "the run used the horizon asked for" "$(row .trigger_horizon_ms)" 60000
+t_match "memory per pending event is measured" \
+    "$(row .mem_bytes_per_pending)" '^[1-9][0-9]*(\.[0-9]+)?$'
+t_match "the reactor's peak RSS is measured" \
+    "$(row .reactor_peak_rss_kb)" '^[1-9][0-9]*$'
+t_match "the ceilings are measured" \
+    "$(echo "$OUT" | jq -r 'select(.type == "ceilings") | .move_events_per_s')" \
+    '^[1-9][0-9]*(\.[0-9]+)?$'
+t_is "its directory is gone" "$(ls -A "$T_DIR/tmp")" ""
+t_is "none of its processes is left" \
+    "$(pgrep -f "$T_DIR/tmp/" | wc -l)" 0
+t_done
