@@ -831,8 +831,8 @@ opts_parse(int argc, char **argv, struct opts *o)
 			return (1);
 		default:
 			bench_warnx("%s",
-			    cmdline_option_error(ch, argv, optind, longopts,
-			        why, sizeof why));
+			    cmdline_option_error(
+			        ch, argv, optind, longopts, why, sizeof why));
 			return (-1);
 		}
 	}
