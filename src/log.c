@@ -42,26 +42,42 @@ log_init(const char *progname, enum log_level level)
 	log_state.level = level;
 }
 
-int
-log_open(const char *target, char **cause)
+/* What a log target names; -1 with *cause when it names nothing. */
+static int
+log_target_kind(const char *target, enum log_target *kind, char **cause)
 {
-	FILE *f;
-
-	if (strcmp(target, "stderr") == 0) {
-		log_close();
-		return (0);
-	}
-	if (strcmp(target, "syslog") == 0) {
-		log_close();
-		openlog(log_state.progname, LOG_PID | LOG_NDELAY, LOG_DAEMON);
-		log_state.target = TARGET_SYSLOG;
-		return (0);
-	}
-	if (target[0] != '/') {
+	if (strcmp(target, "stderr") == 0)
+		*kind = TARGET_STDERR;
+	else if (strcmp(target, "syslog") == 0)
+		*kind = TARGET_SYSLOG;
+	else if (target[0] == '/')
+		*kind = TARGET_FILE;
+	else {
 		xasprintf(cause,
 		    "log target must be stderr, syslog or an absolute path: %s",
 		    target);
 		return (-1);
+	}
+	return (0);
+}
+
+int
+log_open(const char *target, char **cause)
+{
+	enum log_target kind;
+	FILE *f;
+
+	if (log_target_kind(target, &kind, cause) != 0)
+		return (-1);
+	if (kind == TARGET_STDERR) {
+		log_close();
+		return (0);
+	}
+	if (kind == TARGET_SYSLOG) {
+		log_close();
+		openlog(log_state.progname, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+		log_state.target = TARGET_SYSLOG;
+		return (0);
 	}
 	f = fopen(target, "ae");
 	if (f == NULL) {
@@ -79,17 +95,14 @@ log_open(const char *target, char **cause)
 int
 log_check(const char *target, char **cause)
 {
+	enum log_target kind;
 	char *dir, *slash;
 	int rc;
 
-	if (strcmp(target, "stderr") == 0 || strcmp(target, "syslog") == 0)
-		return (0);
-	if (target[0] != '/') {
-		xasprintf(cause,
-		    "log target must be stderr, syslog or an absolute path: %s",
-		    target);
+	if (log_target_kind(target, &kind, cause) != 0)
 		return (-1);
-	}
+	if (kind != TARGET_FILE)
+		return (0);
 	if (access(target, F_OK) == 0) {
 		rc = access(target, W_OK);
 		if (rc != 0)
