@@ -3,6 +3,11 @@
  * reports whole milliseconds, so its instant lies in [ms, ms + 1); the
  * request reached it somewhere within the round trip. The estimate takes
  * the middle of both ranges: error at most rtt/2 + 0.5 ms.
+ *
+ * Every sample, precise or not, bounds the offset; the estimate is kept
+ * within the bounds of the latest one, so it follows a clock that drifts
+ * (or is stepped) even while no sample is as precise as the one it came
+ * from.
  */
 #include "config.h"
 
@@ -31,27 +36,54 @@ clock_offset_reset(struct clock_offset *c)
 	c->at_us = 0;
 }
 
+/*
+ * A sample bounds the offset: the server read its clock somewhere in
+ * [sent, recv], and its instant lies in [server_ms, server_ms + 1) ms.
+ */
+static void
+clock_bounds(uint64_t sent_us, uint64_t recv_us, int64_t server_ms, int64_t *lo,
+    int64_t *hi)
+{
+	*lo = server_ms * 1000 - (int64_t)recv_us;
+	*hi = server_ms * 1000 + 1000 - (int64_t)sent_us;
+}
+
 int
 clock_offset_sample(struct clock_offset *c, uint64_t sent_us, uint64_t recv_us,
     int64_t server_ms)
 {
 	uint64_t rtt, aged;
+	int64_t lo, hi;
 
-	if (recv_us < sent_us || server_ms < 0)
+	if (recv_us < sent_us || server_ms < 0 || server_ms > CLOCK_MS_MAX ||
+	    recv_us > CLOCK_US_MAX)
 		return (0);
 	rtt = recv_us - sent_us;
+	clock_bounds(sent_us, recv_us, server_ms, &lo, &hi);
 	if (c->valid) {
 		aged = c->rtt_us;
 		if (recv_us > c->at_us)
 			aged += (recv_us - c->at_us) / 1000000 *
 			    CLOCK_AGING_US_PER_S;
-		if (rtt > aged)
-			return (0);
+		if (rtt > aged) {
+			/*
+			 * Less precise than the estimate, but a fact: an
+			 * estimate outside its bounds has drifted (or the
+			 * server's clock was stepped), so move it to the
+			 * nearest bound, as good as this sample now.
+			 */
+			if (c->offset_us >= lo && c->offset_us <= hi)
+				return (0);
+			c->offset_us = c->offset_us < lo ? lo : hi;
+			c->rtt_us = rtt;
+			c->at_us = recv_us;
+			return (1);
+		}
 	}
 	c->valid = 1;
 	c->rtt_us = rtt;
 	c->at_us = recv_us;
-	c->offset_us = server_ms * 1000 + 500 - (int64_t)(sent_us + rtt / 2);
+	c->offset_us = lo + (hi - lo) / 2;
 	return (1);
 }
 
@@ -75,6 +107,10 @@ clock_mono_at(const struct clock_offset *c, int64_t server_ms)
 
 	if (!c->valid)
 		return (0);
+	if (server_ms < 0)
+		server_ms = 0;
+	if (server_ms > CLOCK_MS_MAX)
+		server_ms = CLOCK_MS_MAX;
 	us = server_ms * 1000 - c->offset_us;
 	if (us < 1)
 		return (1);

@@ -16,6 +16,14 @@
 
 #include <stdint.h>
 
+/*
+ * The latest server time taken into account (9999-12-31T23:59:59.999Z),
+ * and the latest monotonic time (about 292,000 years of uptime): the
+ * bounds within which the arithmetic here cannot overflow.
+ */
+#define CLOCK_MS_MAX INT64_C(253402300799999)
+#define CLOCK_US_MAX (UINT64_C(1) << 62)
+
 /* Microseconds on CLOCK_MONOTONIC. */
 uint64_t clock_mono_us(void);
 
@@ -31,7 +39,11 @@ void clock_offset_reset(struct clock_offset *);
 
 /*
  * Add a sample: the server said server_ms for a request sent at sent_us
- * and answered at recv_us (monotonic). Returns 1 if the estimate changed.
+ * and answered at recv_us (monotonic). A sample with a shorter round trip
+ * than the estimate's (aged) replaces it; any other moves the estimate
+ * only when it contradicts it. Samples out of range (server_ms outside
+ * 0..CLOCK_MS_MAX, recv before sent) are ignored. Returns 1 if the
+ * estimate changed.
  */
 int clock_offset_sample(struct clock_offset *, uint64_t sent_us,
     uint64_t recv_us, int64_t server_ms);
@@ -43,8 +55,8 @@ int clock_offset_sample(struct clock_offset *, uint64_t sent_us,
 int64_t clock_server_ms(const struct clock_offset *, uint64_t mono_us);
 
 /*
- * The monotonic time in us at which the server's clock shows server_ms,
- * or 0 while no sample has been taken.
+ * The monotonic time in us at which the server's clock shows server_ms
+ * (taken within 0..CLOCK_MS_MAX), or 0 while no sample has been taken.
  */
 uint64_t clock_mono_at(const struct clock_offset *, int64_t server_ms);
 
