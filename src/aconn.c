@@ -19,7 +19,15 @@
  * in order, so the head is the oldest outstanding command, and a check
  * every 100 ms drops the connection when it is older than the command
  * timeout. A subscribed connection's messages are not tracked: its owner
- * judges its liveness (see reactor.c).
+ * judges its liveness (see link.c).
+ *
+ * A cancelled evdns request still calls its callback, later, from the
+ * loop: the callback must not touch the connection then, which may be
+ * gone (aconn_free() during a lookup).
+ *
+ * A failure episode (failures, backoff, the warn reminders) starts with
+ * the first failure after the connection was declared healthy and ends
+ * only when it is declared healthy again, never merely by being ready.
  */
 #include "config.h"
 
@@ -81,6 +89,9 @@ struct aconn {
 	struct aconn_config cfg;
 	aconn_state_cb *state_cb;
 	void *arg;
+	aconn_idle_cb *idle_cb;
+	void *idle_arg;
+	const struct redis_url *url; /* the target of this attempt */
 
 	enum aconn_state state;
 	redisAsyncContext *ac;
@@ -95,8 +106,11 @@ struct aconn {
 	char *drop_reason;
 
 	struct backoff backoff;
-	unsigned int failures; /* since the last time it was ready */
+	unsigned int failures; /* since it was last declared healthy */
 	uint64_t nagged_us; /* when a failure was last logged at warn */
+	int told; /* a failure was logged at warn since the last connect */
+	unsigned long connects; /* times it became ready */
+	char last_error[256];
 };
 
 static void aconn_connect(struct aconn *);
@@ -127,6 +141,7 @@ aconn_retry(struct aconn *conn, const char *why)
 	if (conn->state == ACONN_STOPPED)
 		return;
 	conn->state = ACONN_IDLE;
+	snprintf(conn->last_error, sizeof conn->last_error, "%s", why);
 	delay = backoff_next(&conn->backoff, arc4random());
 	conn->failures++;
 	if (conn->failures == 1 || now - conn->nagged_us >= ACONN_NAG_US) {
@@ -138,6 +153,7 @@ aconn_retry(struct aconn *conn, const char *why)
 			          "(%u attempts)",
 			    conn->name, conn->display, why, conn->failures);
 		conn->nagged_us = now;
+		conn->told = 1;
 	} else
 		log_debug("redis %s: %s: %s; retrying in %llu ms", conn->name,
 		    conn->display, why, (unsigned long long)delay);
@@ -242,6 +258,8 @@ reply_cb(redisAsyncContext *ac, void *r, void *privdata)
 	conn->npending--;
 	p->fn(conn, r, p->privdata, p->sent_us);
 	free(p);
+	if (conn->npending == 0 && conn->idle_cb != NULL)
+		conn->idle_cb(conn, conn->idle_arg);
 }
 
 /* Send a command in any state that has a context (handshake included). */
@@ -342,6 +360,26 @@ handshake_cb(
 		aconn_handshake_next(conn, STEP_DONE);
 }
 
+/*
+ * The handshake is done. Said at info the first time and after a failure
+ * said at warn; a connection that keeps failing right after this is not
+ * announced each time.
+ */
+static void
+aconn_ready_now(struct aconn *conn)
+{
+	conn->state = ACONN_READY;
+	conn->connects++;
+	if (conn->failures == 0 || conn->told)
+		log_info(
+		    "redis %s: connected to %s", conn->name, conn->display);
+	else
+		log_debug(
+		    "redis %s: connected to %s", conn->name, conn->display);
+	conn->told = 0;
+	conn->state_cb(conn, 1, conn->arg);
+}
+
 static void
 aconn_handshake_next(struct aconn *conn, int step)
 {
@@ -354,21 +392,21 @@ aconn_handshake_next(struct aconn *conn, int step)
 	if (step == STEP_AUTH) {
 		password = conn->cfg.password;
 		if (password == NULL)
-			password = conn->cfg.url->password;
+			password = conn->url->password;
 		if (password == NULL) {
 			aconn_handshake_next(conn, STEP_SELECT);
 			return;
 		}
 		argv[argc++] = "AUTH";
-		if (conn->cfg.url->user != NULL)
-			argv[argc++] = conn->cfg.url->user;
+		if (conn->url->user != NULL)
+			argv[argc++] = conn->url->user;
 		argv[argc++] = password;
 	} else if (step == STEP_SELECT) {
-		if (conn->cfg.url->db == 0) {
+		if (conn->url->db == 0) {
 			aconn_handshake_next(conn, STEP_VERSION);
 			return;
 		}
-		snprintf(db, sizeof db, "%d", conn->cfg.url->db);
+		snprintf(db, sizeof db, "%d", conn->url->db);
 		argv[argc++] = "SELECT";
 		argv[argc++] = db;
 	} else if (step == STEP_VERSION) {
@@ -393,12 +431,7 @@ aconn_handshake_next(struct aconn *conn, int step)
 			aconn_drop(conn, "cannot send FUNCTION LOAD");
 		return;
 	} else {
-		conn->state = ACONN_READY;
-		conn->failures = 0;
-		backoff_reset(&conn->backoff);
-		log_info(
-		    "redis %s: connected to %s", conn->name, conn->display);
-		conn->state_cb(conn, 1, conn->arg);
+		aconn_ready_now(conn);
 		return;
 	}
 	if (aconn_send(conn, handshake_cb, (void *)(intptr_t)step, argc, argv,
@@ -457,10 +490,10 @@ aconn_connect_addr(struct aconn *conn, const char *addr)
 	redisAsyncContext *ac;
 	char why[256];
 
-	if (conn->cfg.url->is_unix)
-		ac = redisAsyncConnectUnix(conn->cfg.url->path);
+	if (conn->url->is_unix)
+		ac = redisAsyncConnectUnix(conn->url->path);
 	else
-		ac = redisAsyncConnect(addr, conn->cfg.url->port);
+		ac = redisAsyncConnect(addr, conn->url->port);
 	if (ac == NULL) {
 		aconn_retry(conn, "out of memory");
 		return;
@@ -491,15 +524,16 @@ dns_cb(int result, struct evutil_addrinfo *res, void *arg)
 	char addr[INET6_ADDRSTRLEN], why[256];
 	const void *sa;
 
-	conn->dnsreq = NULL;
 	if (result == EVUTIL_EAI_CANCEL) {
+		/* Whoever cancelled may have freed conn: touch nothing. */
 		if (res != NULL)
 			evutil_freeaddrinfo(res);
 		return;
 	}
+	conn->dnsreq = NULL;
 	if (result != 0 || res == NULL) {
 		snprintf(why, sizeof why, "cannot resolve %s: %s",
-		    conn->cfg.url->host, evutil_gai_strerror(result));
+		    conn->url->host, evutil_gai_strerror(result));
 		if (res != NULL)
 			evutil_freeaddrinfo(res);
 		evtimer_del(conn->connect_timer);
@@ -530,12 +564,24 @@ static void
 aconn_connect(struct aconn *conn)
 {
 	struct evutil_addrinfo hints;
+	const char *why = "no node to connect to";
 
 	if (conn->state == ACONN_STOPPED)
 		return;
-	if (conn->cfg.url->is_unix || is_address(conn->cfg.url->host) ||
-	    conn->dns == NULL) {
-		aconn_connect_addr(conn, conn->cfg.url->host);
+	conn->url = conn->cfg.target(conn->cfg.target_arg, &why);
+	if (conn->url == NULL) {
+		aconn_retry(conn, why);
+		return;
+	}
+	free(conn->display);
+	conn->display = redis_url_display(conn->url);
+	if (conn->url->is_unix || is_address(conn->url->host)) {
+		aconn_connect_addr(conn, conn->url->host);
+		return;
+	}
+	if (conn->dns == NULL) {
+		/* hiredis would resolve it with a blocking getaddrinfo(). */
+		aconn_retry(conn, "no DNS resolver for a host name");
 		return;
 	}
 	memset(&hints, 0, sizeof hints);
@@ -544,7 +590,7 @@ aconn_connect(struct aconn *conn)
 	conn->state = ACONN_RESOLVING;
 	timer_ms(conn->connect_timer, conn->cfg.connect_timeout_ms);
 	conn->dnsreq = evdns_getaddrinfo(
-	    conn->dns, conn->cfg.url->host, NULL, &hints, dns_cb, conn);
+	    conn->dns, conn->url->host, NULL, &hints, dns_cb, conn);
 }
 
 struct aconn *
@@ -557,7 +603,7 @@ aconn_new(struct event_base *base, struct evdns_base *dns, const char *name,
 	conn->base = base;
 	conn->dns = dns;
 	conn->name = xstrdup(name);
-	conn->display = redis_url_display(cfg->url);
+	conn->display = xstrdup("(no node yet)");
 	conn->cfg = *cfg;
 	conn->state_cb = cb;
 	conn->arg = arg;
@@ -587,6 +633,7 @@ aconn_free(struct aconn *conn)
 	if (conn == NULL)
 		return;
 	conn->state = ACONN_STOPPED;
+	conn->idle_cb = NULL;
 	if (conn->dnsreq != NULL)
 		evdns_getaddrinfo_cancel(conn->dnsreq);
 	if (conn->ac != NULL)
@@ -605,6 +652,35 @@ int
 aconn_ready(const struct aconn *conn)
 {
 	return (conn->state == ACONN_READY);
+}
+
+void
+aconn_healthy(struct aconn *conn)
+{
+	if (conn->failures == 0)
+		return;
+	conn->failures = 0;
+	conn->told = 0;
+	backoff_reset(&conn->backoff);
+}
+
+unsigned long
+aconn_connects(const struct aconn *conn)
+{
+	return (conn->connects);
+}
+
+const char *
+aconn_last_error(const struct aconn *conn)
+{
+	return (conn->last_error);
+}
+
+void
+aconn_on_idle(struct aconn *conn, aconn_idle_cb *fn, void *arg)
+{
+	conn->idle_cb = fn;
+	conn->idle_arg = arg;
 }
 
 const char *

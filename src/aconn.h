@@ -8,6 +8,20 @@
  * long as it lives. The owner hears of every transition to and from
  * "ready" through one callback.
  *
+ * Where it connects is asked of a target function before every attempt,
+ * so that the node behind a connection can change (a Sentinel failover, a
+ * Cluster's slots moving); a static URL is the simplest target. Host
+ * names are resolved with evdns only: without a resolver, only addresses
+ * and unix sockets are connected, so the loop never blocks.
+ *
+ * Failures come in episodes: the first one is logged at warn, later ones
+ * at debug with a reminder at warn every 30 s, and the backoff keeps
+ * growing, until the owner declares the connection healthy
+ * (aconn_healthy(): for a subscriber, once its subscriptions are
+ * confirmed). A connection that is refused right after it is ready
+ * (SUBSCRIBE without channel permissions, a BUSY server) thus backs off
+ * and stays quiet instead of reconnecting ten times a second.
+ *
  * Commands sent with aconn_command() are answered in order, exactly once:
  * with the reply, or with NULL when the connection is lost (or the
  * command's deadline passes, which drops the connection). Replies are
@@ -29,8 +43,16 @@
 
 struct aconn;
 
+/*
+ * The node to connect to now (borrowed: valid until the next call), or
+ * NULL while it is not known (the attempt fails with *why and is retried
+ * after the backoff; *why is static text).
+ */
+typedef const struct redis_url *aconn_target_fn(void *arg, const char **why);
+
 struct aconn_config {
-	const struct redis_url *url; /* borrowed; must outlive the aconn */
+	aconn_target_fn *target;
+	void *target_arg;
 	const char *password; /* borrowed; replaces the URL's */
 	uint64_t connect_timeout_ms;
 	uint64_t command_timeout_ms;
@@ -47,10 +69,13 @@ typedef void aconn_state_cb(struct aconn *, int up, void *arg);
 typedef void aconn_reply_cb(
     struct aconn *, redisReply *reply, void *privdata, uint64_t sent_us);
 
+/* Called when the last command in flight has been answered. */
+typedef void aconn_idle_cb(struct aconn *, void *arg);
+
 /*
  * A new connection named name (for logs), idle until aconn_start(). cfg is
- * copied; the strings it points to are borrowed. dns may be NULL when the
- * URL names an address or a unix socket.
+ * copied; the strings it points to are borrowed. dns may be NULL: host
+ * names then cannot be connected (each attempt fails saying so).
  */
 struct aconn *
 aconn_new(struct event_base *base, struct evdns_base *dns, const char *name,
@@ -68,6 +93,29 @@ void aconn_free(struct aconn *);
 /* True when commands can be sent. */
 int aconn_ready(const struct aconn *);
 
+/*
+ * The connection does what its owner needs (subscriptions confirmed, ...):
+ * the failure episode is over, the next failure is logged at warn and
+ * retried after the shortest backoff.
+ */
+void aconn_healthy(struct aconn *);
+
+/* How many times the connection became ready. */
+unsigned long aconn_connects(const struct aconn *);
+
+/*
+ * Why the last attempt failed or the connection was lost ("" if it never
+ * was); valid until the next failure.
+ */
+const char *aconn_last_error(const struct aconn *);
+
+/*
+ * Call fn each time the last command in flight is answered (or answered
+ * with NULL because the connection was lost); NULL stops it. For a
+ * graceful stop: wait until nothing is in flight.
+ */
+void aconn_on_idle(struct aconn *, aconn_idle_cb *fn, void *arg);
+
 /* The name given to aconn_new(). */
 const char *aconn_name(const struct aconn *);
 
@@ -75,8 +123,9 @@ const char *aconn_name(const struct aconn *);
 size_t aconn_pending(const struct aconn *);
 
 /*
- * Send a command of argc binary-safe arguments. Returns 0, or -1 when the
- * connection is not ready (fn is then never called).
+ * Send a command of argc binary-safe arguments (argvlen may be NULL for
+ * C strings). Returns 0, or -1 when the connection is not ready (fn is
+ * then never called).
  */
 int aconn_command(struct aconn *, aconn_reply_cb *fn, void *privdata, int argc,
     const char **argv, const size_t *argvlen);

@@ -1,29 +1,38 @@
 /*
  * The reactor: everything lapsed does once its configuration is loaded.
- * For each namespace it fires due events through three paths, all of
- * which claim through lapse_sweep (a compare-and-set inside Redis):
+ * It builds a link to each Redis node it uses (one today: the configured
+ * URL; Sentinel and Cluster will resolve more) and a runtime for each
+ * namespace, bound to the link of the node that holds its keys
+ * (namespace.h); it routes the `expired` keyevents of trigger keys to
+ * their namespaces and the link's "up" and "catch up" to every namespace
+ * bound to it, and it stops them all gracefully.
  *
- *  - expired: the `expired` keyevent of a trigger key asks for a sweep of
- *    its namespace at once;
- *  - timer: a timer on the head of the namespace's ZSET, on the Redis
- *    clock as estimated by clock.c, re-armed by every sweep reply and by
- *    the wake channel;
- *  - sweep: every sweep-interval, and at once after every (re)connect of
- *    either connection, until nothing is due.
- *
- * One connection subscribes (keyevents, wake channels, and a heartbeat
- * channel of its own whose PUBLISH round trips prove the subscriber
- * alive); another carries every command.
+ *	reactor ── link (node) ── command + subscriber connections (aconn)
+ *	       │            └──── nodeconf (keyspace flags, eviction policy)
+ *	       └── namespace ── sweep pipeline, head timer, wake
+ *	                    └── watch (watched prefixes)
  */
 #ifndef LAPSE_REACTOR_H
 #define LAPSE_REACTOR_H
+
+#include <stddef.h>
 
 #include <event2/event.h>
 #include <event2/dns.h>
 
 #include "conf.h"
+#include "link.h"
+#include "namespace.h"
 
 struct reactor;
+
+/* A read-only view of the reactor for the status endpoint. */
+struct reactor_stats {
+	struct link_stats *links;
+	size_t nlinks;
+	struct namespace_stats *ns;
+	size_t nns;
+};
 
 /*
  * A reactor for cfg (borrowed: must outlive it) on base. dns may be NULL
@@ -36,12 +45,19 @@ struct reactor *reactor_new(
 void reactor_start(struct reactor *);
 
 /*
- * Stop claiming: stop the timers and the subscriber, let the calls in
+ * Stop claiming: stop the timers and the subscribers, let the calls in
  * flight finish (at most command-timeout), then leave the event loop.
  */
 void reactor_stop(struct reactor *);
 
 /* Free everything; NULL is allowed. */
 void reactor_free(struct reactor *);
+
+/*
+ * Fill *st with new arrays (free them with reactor_stats_free()); the
+ * strings they point to are borrowed until the next event of the loop.
+ */
+void reactor_stats(const struct reactor *, struct reactor_stats *st);
+void reactor_stats_free(struct reactor_stats *st);
 
 #endif

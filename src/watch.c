@@ -3,11 +3,14 @@
  * ids whose keys expired, each drained by one call in flight at a time,
  * and the catch-up SCAN.
  *
- * Invariants: a queue's call in flight owns the batch it took; a lost
+ * Invariants: every queued key is strictly under its prefix and its id
+ * (the key without the prefix, at item.id) is a valid id, checked before
+ * it is queued. A queue's call in flight owns the batch it took; a lost
  * connection answers it with NULL and the batch is dropped (the catch-up
  * SCAN after the reconnect adopts those keys again, and the sweep fires
- * what is due). The SCAN asks for its next page only when the adoption
- * queue is empty, so its memory is bounded by one page.
+ * what is due). What is still queued is sent once the connection is
+ * back. The SCAN asks for its next page only when the adoption queue is
+ * empty, so its memory is bounded by one page.
  */
 #include "config.h"
 
@@ -21,22 +24,29 @@
 #include "aconn.h"
 #include "codec.h"
 #include "conf.h"
+#include "link.h"
 #include "log.h"
 #include "names.h"
+#include "rcmd.h"
 #include "watch.h"
 #include "xmalloc.h"
 
-/* Keys (or ids) waiting for a call, each with its length. */
-struct strq {
-	char **v;
-	size_t *len;
+/* A key waiting for a call: its name and where its id starts. */
+struct item {
+	char *key;
+	size_t len;
+	size_t id;
+};
+
+struct queue {
+	struct item *v;
 	size_t n;
 	size_t cap;
 };
 
 struct watch;
 
-struct prefix_scan {
+struct prefix {
 	struct watch *w;
 	const char *prefix; /* borrowed from the namespace's config */
 	size_t len;
@@ -49,20 +59,22 @@ struct prefix_scan {
 };
 
 struct watch {
-	struct aconn *cmd;
+	struct link *link;
 	const struct conf_ns *ns;
 	struct watch_names names;
 	char *key_gone;
-	char *channel_prefix; /* __keyspace@<db>__: */
-	size_t channel_prefix_len;
-	struct prefix_scan *scans;
-	size_t nscans;
+	char maxpayload[24];
+	size_t channel_prefix_len; /* of __keyspace@<db>__: */
+	struct prefix *prefixes;
+	size_t nprefixes;
 
-	struct strq adopt_q; /* keys to adopt */
-	struct strq adopt_b; /* the batch in flight */
-	struct strq expired_q; /* ids whose keys expired */
-	struct strq expired_b;
+	struct queue adopt_q; /* keys to adopt */
+	struct queue adopt_b; /* the batch in flight */
+	struct queue expired_q; /* keys that expired */
+	struct queue expired_b;
 	int stopping;
+	struct watch_stats stats;
+	int full_said;
 };
 
 static void watch_flush_adopt(struct watch *);
@@ -70,77 +82,104 @@ static void watch_flush_expired(struct watch *);
 static void watch_scan_next(struct watch *);
 
 static void
-strq_push(struct strq *q, const char *s, size_t len)
+queue_push(struct queue *q, const char *key, size_t len, size_t id)
 {
 	if (q->n == q->cap) {
 		q->cap = q->cap == 0 ? 64 : q->cap * 2;
 		q->v = xreallocarray(q->v, q->cap, sizeof *q->v);
-		q->len = xreallocarray(q->len, q->cap, sizeof *q->len);
 	}
-	q->v[q->n] = xmemdup(s, len);
-	q->len[q->n] = len;
+	q->v[q->n].key = xmemdup(key, len);
+	q->v[q->n].len = len;
+	q->v[q->n].id = id;
 	q->n++;
 }
 
-/* True when the last item of q (which must not be empty) is s. */
-static int
-strq_is_last(const struct strq *q, const char *s, size_t len)
-{
-	return (q->len[q->n - 1] == len && memcmp(q->v[q->n - 1], s, len) == 0);
-}
-
 static void
-strq_clear(struct strq *q)
+queue_clear(struct queue *q)
 {
 	size_t i;
 
 	for (i = 0; i < q->n; i++)
-		free(q->v[i]);
+		free(q->v[i].key);
 	q->n = 0;
 }
 
 static void
-strq_free(struct strq *q)
+queue_free(struct queue *q)
 {
-	strq_clear(q);
+	queue_clear(q);
 	free(q->v);
-	free(q->len);
 }
 
-/* Move up to max items from the front of from to the (empty) batch to. */
+/* Move the first n items of from to the (empty) batch to. */
 static void
-strq_take(struct strq *from, struct strq *to, size_t max)
-{
-	size_t k = from->n < max ? from->n : max, i;
-
-	for (i = 0; i < k; i++) {
-		if (to->n == to->cap) {
-			to->cap = to->cap == 0 ? 64 : to->cap * 2;
-			to->v = xreallocarray(to->v, to->cap, sizeof *to->v);
-			to->len =
-			    xreallocarray(to->len, to->cap, sizeof *to->len);
-		}
-		to->v[to->n] = from->v[i];
-		to->len[to->n] = from->len[i];
-		to->n++;
-	}
-	memmove(from->v, from->v + k, (from->n - k) * sizeof *from->v);
-	memmove(from->len, from->len + k, (from->n - k) * sizeof *from->len);
-	from->n -= k;
-}
-
-/* The prefix a key is under, or NULL. */
-static const struct prefix_scan *
-watch_prefix_of(const struct watch *w, const char *key, size_t len)
+queue_take(struct queue *from, struct queue *to, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < w->nscans; i++) {
-		if (len > w->scans[i].len &&
-		    memcmp(key, w->scans[i].prefix, w->scans[i].len) == 0)
-			return (&w->scans[i]);
+	for (i = 0; i < n; i++)
+		queue_push(to, from->v[i].key, from->v[i].len, from->v[i].id);
+	for (i = 0; i < n; i++)
+		free(from->v[i].key);
+	memmove(from->v, from->v + n, (from->n - n) * sizeof *from->v);
+	from->n -= n;
+}
+
+/*
+ * Whether key (len bytes), announced or found under prefix p, names an
+ * event: strictly longer than the prefix (the prefix alone is no id), and
+ * the rest a valid id. Anything else is counted and ignored.
+ */
+static int
+watch_is_event(
+    struct watch *w, const struct prefix *p, const char *key, size_t len)
+{
+	char *cause = NULL, *shown;
+
+	if (len > p->len && memcmp(key, p->prefix, p->len) == 0 &&
+	    names_check_id(key + p->len, len - p->len, &cause) == 0)
+		return (1);
+	w->stats.ignored++;
+	if (log_enabled(LOG_LEVEL_DEBUG)) {
+		shown = escape_bytes(key, len, 128);
+		log_debug("namespace %s: ignoring key \"%s\": %s", w->ns->name,
+		    shown, cause != NULL ? cause : "the prefix alone");
+		free(shown);
 	}
-	return (NULL);
+	free(cause);
+	return (0);
+}
+
+/* Queue a key; 0, or -1 when the queue is full (the SCAN will find it). */
+static int
+watch_queue(struct watch *w, struct queue *q, const struct prefix *p,
+    const char *key, size_t len)
+{
+	if (q->n >= WATCH_QUEUE_MAX) {
+		w->stats.dropped++;
+		if (!w->full_said)
+			log_warnx("namespace %s: %d keys queued while Redis "
+			          "does not answer: dropping more; the "
+			          "catch-up scan adopts them later",
+			    w->ns->name, WATCH_QUEUE_MAX);
+		w->full_said = 1;
+		return (-1);
+	}
+	queue_push(q, key, len, p->len);
+	return (0);
+}
+
+/* The parts of lapse_adopt and lapse_expired that are the same. */
+static void
+watch_call_head(struct watch *w, struct rcmd *c, const char *fn, size_t nkeys)
+{
+	rcmd_add_str(c, "FCALL");
+	rcmd_add_str(c, fn);
+	rcmd_addf(c, "%zu", nkeys);
+	rcmd_add_str(c, w->names.key_due);
+	rcmd_add_str(c, w->names.key_jobs);
+	rcmd_add_str(c, w->names.key_sink);
+	rcmd_add_str(c, w->key_gone);
 }
 
 static void
@@ -151,7 +190,7 @@ adopt_cb(
 	long long adopted = 0, cancelled = 0, fired = 0;
 	size_t n = w->adopt_b.n;
 
-	strq_clear(&w->adopt_b);
+	queue_clear(&w->adopt_b);
 	if (reply == NULL)
 		return;
 	if (reply->type == REDIS_REPLY_ERROR)
@@ -159,10 +198,17 @@ adopt_cb(
 		    reply->str);
 	else if (aconn_reply_int(reply, 0, &adopted) == 0 &&
 	    aconn_reply_int(reply, 1, &cancelled) == 0 &&
-	    aconn_reply_int(reply, 2, &fired) == 0)
+	    aconn_reply_int(reply, 2, &fired) == 0 && adopted >= 0 &&
+	    cancelled >= 0 && fired >= 0) {
 		log_debug("namespace %s: %zu keys: adopted %lld, cancelled "
 		          "%lld, fired %lld",
 		    w->ns->name, n, adopted, cancelled, fired);
+		w->stats.adopted += (uint64_t)adopted;
+		w->stats.cancelled += (uint64_t)cancelled;
+		if (fired > 0)
+			w->names.fired(w->names.arg, fired, -1,
+			    reply->elements > 3 ? reply->element[3] : NULL);
+	}
 	watch_flush_adopt(w);
 	if (w->adopt_q.n == 0)
 		watch_scan_next(w);
@@ -171,48 +217,27 @@ adopt_cb(
 static void
 watch_flush_adopt(struct watch *w)
 {
-	const char **argv;
-	size_t *argvlen, n, i, argc = 0;
-	char nkeys[16], maxpayload[24];
+	struct rcmd c;
+	size_t n, i;
 
 	if (w->stopping || w->adopt_b.n != 0 || w->adopt_q.n == 0 ||
-	    !aconn_ready(w->cmd))
+	    !link_ready(w->link))
 		return;
-	strq_take(&w->adopt_q, &w->adopt_b, WATCH_BATCH);
-	n = w->adopt_b.n;
-	argv = xcalloc(2 * n + 11, sizeof *argv);
-	argvlen = xcalloc(2 * n + 11, sizeof *argvlen);
-	snprintf(nkeys, sizeof nkeys, "%zu", n + 4);
-	snprintf(maxpayload, sizeof maxpayload, "%zu", PAYLOAD_MAX_DEFAULT);
-#define ARG(s) (argvlen[argc] = strlen(s), argv[argc++] = (s))
-	ARG("FCALL");
-	ARG("lapse_adopt");
-	ARG(nkeys);
-	ARG(w->names.key_due);
-	ARG(w->names.key_jobs);
-	ARG(w->names.key_sink);
-	ARG(w->key_gone);
-	for (i = 0; i < n; i++) {
-		argv[argc] = w->adopt_b.v[i];
-		argvlen[argc++] = w->adopt_b.len[i];
-	}
-	ARG(w->ns->name);
-	ARG(w->names.sink);
-	ARG(w->names.maxlen);
-	ARG(maxpayload);
-	for (i = 0; i < n; i++) {
-		/* The id is the key without its prefix. */
-		const struct prefix_scan *ps =
-		    watch_prefix_of(w, w->adopt_b.v[i], w->adopt_b.len[i]);
-
-		argv[argc] = w->adopt_b.v[i] + ps->len;
-		argvlen[argc++] = w->adopt_b.len[i] - ps->len;
-	}
-#undef ARG
-	if (aconn_command(w->cmd, adopt_cb, w, (int)argc, argv, argvlen) != 0)
-		strq_clear(&w->adopt_b);
-	free(argv);
-	free(argvlen);
+	n = w->adopt_q.n < WATCH_BATCH ? w->adopt_q.n : WATCH_BATCH;
+	rcmd_init(&c);
+	watch_call_head(w, &c, "lapse_adopt", n + 4);
+	for (i = 0; i < n; i++)
+		rcmd_add(&c, w->adopt_q.v[i].key, w->adopt_q.v[i].len);
+	rcmd_add_str(&c, w->ns->name);
+	rcmd_add_str(&c, w->names.sink);
+	rcmd_add_str(&c, w->names.maxlen);
+	rcmd_add_str(&c, w->maxpayload);
+	for (i = 0; i < n; i++)
+		rcmd_add(&c, w->adopt_q.v[i].key + w->adopt_q.v[i].id,
+		    w->adopt_q.v[i].len - w->adopt_q.v[i].id);
+	if (link_command(w->link, adopt_cb, w, &c) == 0)
+		queue_take(&w->adopt_q, &w->adopt_b, n);
+	rcmd_free(&c);
 }
 
 static void
@@ -220,138 +245,139 @@ expired_cb(
     struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 {
 	struct watch *w = privdata;
-	long long fired;
+	long long fired, now;
 
-	strq_clear(&w->expired_b);
+	queue_clear(&w->expired_b);
 	if (reply == NULL)
 		return;
 	if (reply->type == REDIS_REPLY_ERROR)
 		log_errorx(
 		    "namespace %s: expired keys: %s", w->ns->name, reply->str);
-	else if (aconn_reply_int(reply, 0, &fired) == 0 && fired > 0)
+	else if (aconn_reply_int(reply, 0, &fired) == 0 &&
+	    aconn_reply_int(reply, 2, &now) == 0 && fired > 0) {
 		log_debug("namespace %s: fired %lld via expired (watched keys)",
 		    w->ns->name, fired);
+		w->names.fired(w->names.arg, fired, now,
+		    reply->elements > 3 ? reply->element[3] : NULL);
+	}
 	watch_flush_expired(w);
 }
 
 static void
 watch_flush_expired(struct watch *w)
 {
-	const char **argv;
-	size_t *argvlen, n, i, argc = 0;
+	struct rcmd c;
+	size_t n, i;
 
 	if (w->stopping || w->expired_b.n != 0 || w->expired_q.n == 0 ||
-	    !aconn_ready(w->cmd))
+	    !link_ready(w->link))
 		return;
-	strq_take(&w->expired_q, &w->expired_b, WATCH_BATCH);
-	n = w->expired_b.n;
-	argv = xcalloc(n + 10, sizeof *argv);
-	argvlen = xcalloc(n + 10, sizeof *argvlen);
-#define ARG(s) (argvlen[argc] = strlen(s), argv[argc++] = (s))
-	ARG("FCALL");
-	ARG("lapse_expired");
-	ARG("4");
-	ARG(w->names.key_due);
-	ARG(w->names.key_jobs);
-	ARG(w->names.key_sink);
-	ARG(w->key_gone);
-	ARG(w->ns->name);
-	ARG(w->names.sink);
-	ARG(w->names.maxlen);
-#undef ARG
-	for (i = 0; i < n; i++) {
-		argv[argc] = w->expired_b.v[i];
-		argvlen[argc++] = w->expired_b.len[i];
-	}
-	if (aconn_command(w->cmd, expired_cb, w, (int)argc, argv, argvlen) != 0)
-		strq_clear(&w->expired_b);
-	free(argv);
-	free(argvlen);
+	n = w->expired_q.n < WATCH_BATCH ? w->expired_q.n : WATCH_BATCH;
+	rcmd_init(&c);
+	watch_call_head(w, &c, "lapse_expired", 4);
+	rcmd_add_str(&c, w->ns->name);
+	rcmd_add_str(&c, w->names.sink);
+	rcmd_add_str(&c, w->names.maxlen);
+	for (i = 0; i < n; i++)
+		rcmd_add(&c, w->expired_q.v[i].key + w->expired_q.v[i].id,
+		    w->expired_q.v[i].len - w->expired_q.v[i].id);
+	if (link_command(w->link, expired_cb, w, &c) == 0)
+		queue_take(&w->expired_q, &w->expired_b, n);
+	rcmd_free(&c);
 }
 
-int
-watch_notify(
-    struct watch *w, const char *channel, size_t len, const char *event)
+/*
+ * A keyspace notification of a key under prefix p: channel is
+ * __keyspace@<db>__:<key>, msg the event.
+ */
+static void
+notify_cb(
+    void *arg, const char *channel, size_t len, const char *msg, size_t mlen)
 {
-	const struct prefix_scan *ps;
-	const char *key;
+	struct prefix *p = arg;
+	struct watch *w = p->w;
+	const char *key = channel + w->channel_prefix_len;
 	size_t keylen;
-	char *cause, *shown;
+	struct queue *q = &w->adopt_q;
 
-	if (len <= w->channel_prefix_len ||
-	    memcmp(channel, w->channel_prefix, w->channel_prefix_len) != 0)
-		return (0);
-	key = channel + w->channel_prefix_len;
+	if (w->stopping || len < w->channel_prefix_len)
+		return;
 	keylen = len - w->channel_prefix_len;
-	ps = watch_prefix_of(w, key, keylen);
-	if (ps == NULL)
-		return (0);
-	if (w->stopping)
-		return (1);
-	if (names_check_id(key + ps->len, keylen - ps->len, &cause) != 0) {
-		if (log_enabled(LOG_LEVEL_DEBUG)) {
-			shown = escape_bytes(key, keylen, 128);
-			log_debug("namespace %s: ignoring key %s: %s",
-			    w->ns->name, shown, cause);
-			free(shown);
-		}
-		free(cause);
-		return (1);
+	if (!watch_is_event(w, p, key, keylen))
+		return;
+	if (mlen == 7 && memcmp(msg, "evicted", 7) == 0)
+		return; /* not a cancel: the event fires with its payload */
+	if (mlen == 7 && memcmp(msg, "expired", 7) == 0) {
+		if (watch_queue(w, &w->expired_q, p, key, keylen) == 0)
+			watch_flush_expired(w);
+		return;
 	}
-	if (strcmp(event, "expired") == 0) {
-		strq_push(&w->expired_q, key + ps->len, keylen - ps->len);
-		watch_flush_expired(w);
-	} else if (w->adopt_q.n == 0 ||
-	    !strq_is_last(&w->adopt_q, key, keylen)) {
-		/*
-		 * A queued adoption runs after every command announced so far,
-		 * so the "expire" that follows a SET's "set" needs no other.
-		 */
-		strq_push(&w->adopt_q, key, keylen);
+	/*
+	 * A queued adoption runs after every command announced so far, so
+	 * the "expire" that follows a SET's "set" needs no other.
+	 */
+	if (q->n > 0 && q->v[q->n - 1].len == keylen &&
+	    memcmp(q->v[q->n - 1].key, key, keylen) == 0)
+		return;
+	if (watch_queue(w, q, p, key, keylen) == 0)
 		watch_flush_adopt(w);
+}
+
+/* A SCAN reply: { cursor, keys }, checked before use. */
+static int
+scan_reply(const redisReply *r, size_t cursormax)
+{
+	return (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+	    r->element[0]->type == REDIS_REPLY_STRING &&
+	    r->element[0]->len > 0 && r->element[0]->len < cursormax &&
+	    strspn(r->element[0]->str, "0123456789") == r->element[0]->len &&
+	    r->element[1]->type == REDIS_REPLY_ARRAY);
+}
+
+/* Queue the keys of a SCAN page that name events. */
+static void
+scan_queue(struct prefix *p, const redisReply *keys)
+{
+	const redisReply *k;
+	size_t i;
+
+	for (i = 0; i < keys->elements; i++) {
+		k = keys->element[i];
+		if (k->type == REDIS_REPLY_STRING &&
+		    watch_is_event(p->w, p, k->str, k->len))
+			watch_queue(p->w, &p->w->adopt_q, p, k->str, k->len);
 	}
-	return (1);
 }
 
 static void
 scan_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 {
-	struct prefix_scan *ps = privdata;
-	struct watch *w = ps->w;
-	redisReply *keys;
-	size_t i;
+	struct prefix *p = privdata;
+	struct watch *w = p->w;
 
-	ps->inflight = 0;
+	p->inflight = 0;
 	if (reply == NULL)
 		return; /* the reconnect starts a new scan */
-	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING ||
-	    reply->element[0]->len >= sizeof ps->cursor ||
-	    reply->element[1]->type != REDIS_REPLY_ARRAY) {
+	if (!scan_reply(reply, sizeof p->cursor)) {
 		log_errorx("namespace %s: SCAN of %s failed: %s", w->ns->name,
-		    ps->match,
+		    p->match,
 		    reply->type == REDIS_REPLY_ERROR ? reply->str
 		                                     : "unexpected reply");
-		ps->active = 0;
+		p->active = 0;
 		return;
 	}
-	keys = reply->element[1];
-	for (i = 0; i < keys->elements; i++) {
-		if (keys->element[i]->type == REDIS_REPLY_STRING)
-			strq_push(&w->adopt_q, keys->element[i]->str,
-			    keys->element[i]->len);
-	}
-	memcpy(ps->cursor, reply->element[0]->str, reply->element[0]->len);
-	ps->cursor[reply->element[0]->len] = '\0';
-	if (strcmp(ps->cursor, "0") == 0) {
-		ps->active = 0;
+	scan_queue(p, reply->element[1]);
+	memcpy(p->cursor, reply->element[0]->str, reply->element[0]->len);
+	p->cursor[reply->element[0]->len] = '\0';
+	if (strcmp(p->cursor, "0") == 0) {
+		p->active = 0;
 		log_debug("namespace %s: catch-up scan of %s done", w->ns->name,
-		    ps->match);
+		    p->match);
 	}
-	if (ps->again) {
-		ps->again = 0;
-		ps->active = 1;
-		strcpy(ps->cursor, "0");
+	if (p->again) {
+		p->again = 0;
+		p->active = 1;
+		strcpy(p->cursor, "0");
 	}
 	watch_flush_adopt(w);
 	if (w->adopt_q.n == 0 && w->adopt_b.n == 0)
@@ -362,74 +388,85 @@ scan_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 static void
 watch_scan_next(struct watch *w)
 {
-	struct prefix_scan *ps;
-	const char *argv[6];
+	struct prefix *p;
+	struct rcmd c;
 	size_t i;
 
 	if (w->stopping || w->adopt_q.n != 0 || w->adopt_b.n != 0 ||
-	    !aconn_ready(w->cmd))
+	    !link_ready(w->link))
 		return;
-	for (i = 0; i < w->nscans; i++) {
-		ps = &w->scans[i];
-		if (!ps->active || ps->inflight)
+	rcmd_init(&c);
+	for (i = 0; i < w->nprefixes; i++) {
+		p = &w->prefixes[i];
+		if (!p->active || p->inflight)
 			continue;
-		argv[0] = "SCAN";
-		argv[1] = ps->cursor;
-		argv[2] = "MATCH";
-		argv[3] = ps->match;
-		argv[4] = "COUNT";
-		argv[5] = "1000";
-		if (aconn_command(w->cmd, scan_cb, ps, 6, argv, NULL) == 0)
-			ps->inflight = 1;
+		rcmd_clear(&c);
+		rcmd_add_str(&c, "SCAN");
+		rcmd_add_str(&c, p->cursor);
+		rcmd_add_str(&c, "MATCH");
+		rcmd_add_str(&c, p->match);
+		rcmd_add_str(&c, "COUNT");
+		rcmd_add_str(&c, "1000");
+		if (link_command(w->link, scan_cb, p, &c) == 0)
+			p->inflight = 1;
 	}
+	rcmd_free(&c);
 }
 
 void
-watch_scan(struct watch *w)
+watch_catch_up(struct watch *w)
 {
-	struct prefix_scan *ps;
+	struct prefix *p;
 	size_t i;
 
-	for (i = 0; i < w->nscans; i++) {
-		ps = &w->scans[i];
-		if (ps->inflight) {
-			ps->again = 1;
+	if (w->stopping)
+		return;
+	w->full_said = 0;
+	for (i = 0; i < w->nprefixes; i++) {
+		p = &w->prefixes[i];
+		if (p->inflight) {
+			p->again = 1;
 			continue;
 		}
-		ps->active = 1;
-		strcpy(ps->cursor, "0");
+		p->active = 1;
+		strcpy(p->cursor, "0");
 	}
+	watch_flush_expired(w);
+	watch_flush_adopt(w);
 	watch_scan_next(w);
 }
 
 struct watch *
-watch_new(struct aconn *cmd, const struct conf_ns *ns, int db,
+watch_new(struct link *link, const struct conf_ns *ns, int db,
     const struct watch_names *names)
 {
 	struct watch *w;
-	struct prefix_scan *ps;
+	struct prefix *p;
 	char *escaped;
 	size_t i;
 
 	w = xcalloc(1, sizeof *w);
-	w->cmd = cmd;
+	w->link = link;
 	w->ns = ns;
 	w->names = *names;
 	w->key_gone = names_key(ns->name, "gone");
+	snprintf(
+	    w->maxpayload, sizeof w->maxpayload, "%zu", PAYLOAD_MAX_DEFAULT);
 	w->channel_prefix_len =
-	    (size_t)xasprintf(&w->channel_prefix, "__keyspace@%d__:", db);
-	w->nscans = ns->nwatch;
-	w->scans = xcalloc(w->nscans, sizeof *w->scans);
-	for (i = 0; i < w->nscans; i++) {
-		ps = &w->scans[i];
-		ps->w = w;
-		ps->prefix = ns->watch[i];
-		ps->len = strlen(ns->watch[i]);
-		ps->match = names_prefix_pattern(ps->prefix, ps->len);
-		escaped = names_prefix_pattern(ps->prefix, ps->len);
-		xasprintf(&ps->pattern, "%s%s", w->channel_prefix, escaped);
+	    (size_t)snprintf(NULL, 0, "__keyspace@%d__:", db);
+	w->nprefixes = ns->nwatch;
+	w->prefixes = xcalloc(w->nprefixes, sizeof *w->prefixes);
+	for (i = 0; i < w->nprefixes; i++) {
+		p = &w->prefixes[i];
+		p->w = w;
+		p->prefix = ns->watch[i];
+		p->len = strlen(ns->watch[i]);
+		p->match = names_prefix_pattern(p->prefix, p->len);
+		escaped = names_prefix_pattern(p->prefix, p->len);
+		xasprintf(&p->pattern, "__keyspace@%d__:%s", db, escaped);
 		free(escaped);
-		strcpy(ps->cursor, "0");
+		strcpy(p->cursor, "0");
+		link_psubscribe(link, p->pattern, notify_cb, p);
 	}
 	return (w);
 }
@@ -441,30 +478,17 @@ watch_free(struct watch *w)
 
 	if (w == NULL)
 		return;
-	for (i = 0; i < w->nscans; i++) {
-		free(w->scans[i].pattern);
-		free(w->scans[i].match);
+	for (i = 0; i < w->nprefixes; i++) {
+		free(w->prefixes[i].pattern);
+		free(w->prefixes[i].match);
 	}
-	free(w->scans);
-	strq_free(&w->adopt_q);
-	strq_free(&w->adopt_b);
-	strq_free(&w->expired_q);
-	strq_free(&w->expired_b);
-	free(w->channel_prefix);
+	free(w->prefixes);
+	queue_free(&w->adopt_q);
+	queue_free(&w->adopt_b);
+	queue_free(&w->expired_q);
+	queue_free(&w->expired_b);
 	free(w->key_gone);
 	free(w);
-}
-
-size_t
-watch_npatterns(const struct watch *w)
-{
-	return (w->nscans);
-}
-
-const char *
-watch_pattern(const struct watch *w, size_t i)
-{
-	return (w->scans[i].pattern);
 }
 
 void
@@ -473,16 +497,15 @@ watch_stop(struct watch *w)
 	w->stopping = 1;
 }
 
-int
-watch_busy(const struct watch *w)
+void
+watch_stats(const struct watch *w, struct watch_stats *st)
 {
 	size_t i;
 
-	if (w->adopt_b.n != 0 || w->expired_b.n != 0)
-		return (1);
-	for (i = 0; i < w->nscans; i++) {
-		if (w->scans[i].inflight)
-			return (1);
-	}
-	return (0);
+	*st = w->stats;
+	st->adopt_queued = w->adopt_q.n + w->adopt_b.n;
+	st->expired_queued = w->expired_q.n + w->expired_b.n;
+	st->scanning = 0;
+	for (i = 0; i < w->nprefixes; i++)
+		st->scanning |= w->prefixes[i].active;
 }

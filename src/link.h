@@ -1,0 +1,129 @@
+/*
+ * A link to one Redis node: its command connection and its subscriber
+ * connection, kept alive and measured. The link
+ *
+ *  - connects both through aconn to the node its target function names
+ *    (a static URL today; a Sentinel- or Cluster-driven resolver later),
+ *  - subscribes, after every (re)connect, to the channels and patterns
+ *    its users registered, and routes each message to the user's
+ *    callback,
+ *  - proves both connections alive every second: TIME on the command
+ *    connection (an unanswered command drops it after command-timeout)
+ *    and a PUBLISH to a channel of its own, which the subscriber must
+ *    hear (PING is broken while subscribed in hiredis 0.14),
+ *  - estimates the node's clock from every reply that carries its time,
+ *  - watches the node's settings lapse depends on (nodeconf.h).
+ *
+ * Its owner hears of three things: commands can be sent (again), they
+ * cannot, and "catch up": notifications published before now may have
+ * been missed (the subscriber was away, or Redis had stopped sending
+ * them), so sweep and scan.
+ */
+#ifndef LAPSE_LINK_H
+#define LAPSE_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <event2/dns.h>
+
+#include "aconn.h"
+#include "clock.h"
+#include "nodeconf.h"
+#include "rcmd.h"
+
+struct link;
+
+enum link_event {
+	LINK_UP, /* the command connection is ready (again) */
+	LINK_DOWN, /* it was lost */
+	LINK_CATCH_UP, /* notifications may have been missed until now */
+};
+
+typedef void link_event_cb(struct link *, enum link_event, void *arg);
+
+/* A message on a channel, or on a channel matching a pattern. */
+typedef void link_message_cb(
+    void *arg, const char *channel, size_t len, const char *msg, size_t mlen);
+
+struct link_config {
+	const char *name; /* for logs; borrowed */
+	aconn_target_fn *target; /* where to connect; see aconn.h */
+	void *target_arg;
+	const char *password; /* borrowed; NULL: the URL's */
+	uint64_t connect_timeout_ms;
+	uint64_t command_timeout_ms;
+	const char *keyspace_flags; /* the flags the link's users need */
+	int keyspace_auto; /* add them with CONFIG SET when missing */
+};
+
+/* What the status endpoint shows of a link. */
+struct link_stats {
+	const char *name;
+	int command_up;
+	int listening; /* every subscription confirmed */
+	unsigned long command_connects;
+	unsigned long subscriber_connects;
+	int clock_valid;
+	int64_t clock_offset_us; /* server time minus host wall time */
+	struct nodeconf_stats node;
+};
+
+/*
+ * A link configured by cfg (copied; its strings are borrowed and must
+ * outlive the link), idle until link_start(). dns may be NULL when the
+ * targets are addresses or unix sockets.
+ */
+struct link *link_new(struct event_base *base, struct evdns_base *dns,
+    const struct link_config *cfg, link_event_cb *cb, void *arg);
+
+/*
+ * Subscribe to channel (or pattern) from every (re)connect on; fn is
+ * called for each message. Only before link_start(); the string is
+ * borrowed and must outlive the link.
+ */
+void link_subscribe(
+    struct link *, const char *channel, link_message_cb *fn, void *arg);
+void link_psubscribe(
+    struct link *, const char *pattern, link_message_cb *fn, void *arg);
+
+/* Connect both connections; they reconnect by themselves from then on. */
+void link_start(struct link *);
+
+/*
+ * Stop: no more heartbeats or checks, the subscriber closed. The command
+ * connection stays for the calls in flight; idle (if not NULL) is called
+ * once none is left, at once if none is in flight.
+ */
+void link_stop(struct link *, aconn_idle_cb *idle, void *arg);
+
+/* Free the link, answering its calls in flight with NULL; NULL is fine. */
+void link_free(struct link *);
+
+/* True when commands can be sent. */
+int link_ready(const struct link *);
+
+/*
+ * Send a command on the command connection (see aconn_command()). Returns
+ * 0, or -1 when it is not ready (fn is then never called).
+ */
+int link_command(
+    struct link *, aconn_reply_cb *fn, void *privdata, const struct rcmd *);
+
+/* Commands in flight. */
+size_t link_pending(const struct link *);
+
+/*
+ * The node's time: a reply that carried server_ms for a command sent at
+ * sent_us (monotonic) and received now improves the estimate.
+ */
+void link_clock_sample(struct link *, uint64_t sent_us, int64_t server_ms);
+
+/* The monotonic time at which the node's clock shows server_ms; 0 if unknown. */
+uint64_t link_mono_at(const struct link *, int64_t server_ms);
+
+/* Fill *st; the strings are borrowed until the next event of the loop. */
+void link_stats(const struct link *, struct link_stats *st);
+
+#endif

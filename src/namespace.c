@@ -1,0 +1,529 @@
+/*
+ * The runtime of one namespace. Invariants:
+ *
+ *  - Every claim is a lapse_sweep call; at most one is in flight, except
+ *    while draining. A request for another while one is in flight is
+ *    remembered (ns->again) and sent when the last reply arrives, so
+ *    bursts of notifications cost one call per round trip, not one per
+ *    event.
+ *  - A sweep that fired a full batch, or whose reply says the head is
+ *    already due, is repeated at once: draining never waits for a timer.
+ *    While draining, NAMESPACE_DRAIN_DEPTH sweeps are kept in flight so
+ *    that Redis starts the next batch without waiting for a round trip;
+ *    Redis runs them one after the other, so each takes its own batch.
+ *  - The head timer is armed from the sweep reply's next due time and from
+ *    wake messages; since those come on another connection, a wake that
+ *    arrives while a sweep is in flight is kept (ns->wake_min) and the
+ *    timer is armed for the earlier of the two.
+ *  - Nothing is sent once stopping.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include <hiredis/hiredis.h>
+
+#include "aconn.h"
+#include "clock.h"
+#include "conf.h"
+#include "link.h"
+#include "log.h"
+#include "names.h"
+#include "namespace.h"
+#include "rcmd.h"
+#include "watch.h"
+#include "xmalloc.h"
+
+/* The timer fires this long after the estimated due instant. */
+#define NAMESPACE_TIMER_SLACK_US 500
+
+/* Sweeps kept in flight while draining a backlog. */
+#define NAMESPACE_DRAIN_DEPTH 2
+
+/*
+ * The records one sweep may take, in bytes: with payloads of up to 1 MiB,
+ * a batch of 512 would otherwise hold Redis for seconds.
+ */
+#define NAMESPACE_SWEEP_BYTES (4 * 1024 * 1024)
+
+/* The same sweep error is logged again after this long. */
+#define NAMESPACE_ERROR_NAG_US (60 * 1000000ULL)
+
+#define VIA_NONE VIA_COUNT
+
+static const char *via_names[] = { "expired", "timer", "sweep" };
+
+struct namespace
+{
+	const struct conf *cfg;
+	const struct conf_ns *ns;
+	struct link *link;
+	char *key_due;
+	char *key_jobs;
+	char *key_sink;
+	char *key_horizon;
+	char *wake;
+	const char *sink;
+	char maxlen[24]; /* stream-maxlen in decimal */
+	struct rcmd sweep_cmd[VIA_COUNT]; /* lapse_sweep, one per path */
+
+	struct event *timer; /* the head timer */
+	uint64_t timer_at; /* monotonic us it is armed for; 0: none */
+	struct event *sweep_timer; /* every sweep-interval */
+	int inflight; /* sweeps in flight, all of path inflight_via */
+	enum via inflight_via;
+	enum via again; /* another sweep asked for while one was in flight */
+	int64_t wake_min; /* earliest wake due since the sweep was sent; -1 */
+	int stopping;
+
+	struct watch *watch; /* NULL when the namespace watches nothing */
+
+	uint64_t fired[VIA_COUNT];
+	struct lateness lateness[VIA_COUNT];
+	uint64_t sweeps;
+	uint64_t sweep_errors;
+	uint64_t replies_lost;
+	int64_t next_due;
+	char *last_error;
+	uint64_t last_error_us;
+};
+
+static int ns_send(struct namespace *, enum via);
+
+const char *
+via_name(enum via via)
+{
+	return (via < VIA_COUNT ? via_names[via] : "none");
+}
+
+static void
+timer_us(struct event *ev, uint64_t us)
+{
+	struct timeval tv;
+
+	tv.tv_sec = (time_t)(us / 1000000);
+	tv.tv_usec = (suseconds_t)(us % 1000000);
+	evtimer_add(ev, &tv);
+}
+
+/* Arm the head timer for server time due_ms (-1: no event pending). */
+static void
+ns_arm(struct namespace *ns, int64_t due_ms)
+{
+	uint64_t at, now;
+
+	if (ns->stopping || !(ns->cfg->paths & CONF_PATH_TIMER))
+		return;
+	if (due_ms < 0) {
+		evtimer_del(ns->timer);
+		ns->timer_at = 0;
+		return;
+	}
+	now = clock_mono_us();
+	at = link_mono_at(ns->link, due_ms);
+	if (at == 0)
+		at = now; /* no clock sample yet: ask the server now */
+	at += NAMESPACE_TIMER_SLACK_US;
+	ns->timer_at = at;
+	timer_us(ns->timer, at > now ? at - now : 0);
+}
+
+static void
+head_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct namespace *ns = arg;
+
+	ns->timer_at = 0;
+	namespace_sweep(ns, VIA_TIMER);
+}
+
+static void
+sweep_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	namespace_sweep(arg, VIA_SWEEP);
+}
+
+/* Log a sweep error, but the same one at most once a minute. */
+static void
+ns_log_error(struct namespace *ns, const char *error)
+{
+	uint64_t now = clock_mono_us();
+
+	ns->sweep_errors++;
+	if (ns->last_error != NULL && strcmp(ns->last_error, error) == 0 &&
+	    now - ns->last_error_us < NAMESPACE_ERROR_NAG_US)
+		return;
+	log_errorx("namespace %s: sweep failed: %s", ns->ns->name, error);
+	free(ns->last_error);
+	ns->last_error = xstrdup(error);
+	ns->last_error_us = now;
+}
+
+/*
+ * Count the events a reply says were fired: their number, and the
+ * lateness of each from the due times the library returns (a library
+ * older than version 5 returns none: then only the number).
+ */
+static void
+ns_count(struct namespace *ns, enum via via, long long count, long long now,
+    const redisReply *dues)
+{
+	struct lateness *l = &ns->lateness[via];
+	long long late;
+	size_t i;
+
+	ns->fired[via] += (uint64_t)count;
+	if (dues == NULL || dues->type != REDIS_REPLY_ARRAY ||
+	    dues->elements != (size_t)count)
+		return;
+	for (i = 0; i < dues->elements; i++) {
+		if (dues->element[i]->type != REDIS_REPLY_INTEGER)
+			continue;
+		late = now - dues->element[i]->integer;
+		if (late < 0 || late > CLOCK_MS_MAX)
+			late = 0;
+		l->count++;
+		l->sum_ms += (uint64_t)late;
+		if ((uint64_t)late > l->max_ms)
+			l->max_ms = (uint64_t)late;
+	}
+}
+
+/*
+ * Parse a lapse_sweep reply: { fired, next, now [, dues] }. Returns 0, or
+ * -1 for a reply that is not one.
+ */
+static int
+sweep_reply(
+    const redisReply *reply, long long *count, long long *next, long long *now)
+{
+	if (aconn_reply_int(reply, 0, count) != 0 ||
+	    aconn_reply_int(reply, 1, next) != 0 ||
+	    aconn_reply_int(reply, 2, now) != 0)
+		return (-1);
+	if (*count < 0 || *count > CONF_SWEEP_BATCH_MAX || *next < -1 ||
+	    *next > CLOCK_MS_MAX || *now < 0 || *now > CLOCK_MS_MAX)
+		return (-1);
+	return (0);
+}
+
+/* What comes after a successful sweep: drain, the pending request, the timer. */
+static void
+ns_next(struct namespace *ns, enum via via, enum via again, int64_t wake_min,
+    long long count, long long next, long long now)
+{
+	if ((unsigned long long)count >= ns->cfg->sweep_batch ||
+	    (next >= 0 && next <= now)) {
+		/* More are due: drain. */
+		while (ns->inflight < NAMESPACE_DRAIN_DEPTH) {
+			if (ns_send(ns, via) != 0)
+				break;
+		}
+		return;
+	}
+	if (ns->inflight > 0)
+		return;
+	if (again != VIA_NONE) {
+		namespace_sweep(ns, again);
+		return;
+	}
+	if (wake_min >= 0 && (next < 0 || wake_min < next))
+		next = wake_min;
+	ns_arm(ns, next);
+}
+
+static void
+sweep_cb(
+    struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
+{
+	struct namespace *ns = privdata;
+	long long count, next, now;
+	enum via via = ns->inflight_via, again = VIA_NONE;
+	int64_t wake_min = -1;
+
+	/* The last reply in flight decides what comes next. */
+	if (--ns->inflight == 0) {
+		again = ns->again;
+		wake_min = ns->wake_min;
+		ns->again = VIA_NONE;
+		ns->wake_min = -1;
+	}
+	if (reply == NULL) {
+		ns->replies_lost++;
+		return; /* connection lost: its return sweeps everything */
+	}
+	if (reply->type == REDIS_REPLY_ERROR) {
+		ns_log_error(ns, reply->str);
+		if (strstr(reply->str, "Function not found") != NULL &&
+		    !ns->stopping)
+			aconn_drop(
+			    conn, "the lapse library is gone; reloading");
+		return;
+	}
+	if (sweep_reply(reply, &count, &next, &now) != 0) {
+		ns_log_error(ns, "unexpected reply to lapse_sweep");
+		return;
+	}
+	ns->sweeps++;
+	link_clock_sample(ns->link, sent_us, now);
+	free(ns->last_error);
+	ns->last_error = NULL;
+	ns->next_due = next;
+	ns_count(ns, via, count, now,
+	    reply->elements > 3 ? reply->element[3] : NULL);
+	if (count > 0)
+		log_debug("namespace %s: fired %lld via %s", ns->ns->name,
+		    count, via_names[via]);
+	if (!ns->stopping)
+		ns_next(ns, via, again, wake_min, count, next, now);
+}
+
+/* Send one more lapse_sweep; -1 if it could not be sent. */
+static int
+ns_send(struct namespace *ns, enum via via)
+{
+	if (link_command(ns->link, sweep_cb, ns, &ns->sweep_cmd[via]) != 0)
+		return (-1);
+	ns->inflight++;
+	ns->inflight_via = via;
+	return (0);
+}
+
+void
+namespace_sweep(struct namespace *ns, enum via via)
+{
+	static const unsigned int path_bits[] = { CONF_PATH_EXPIRED,
+		CONF_PATH_TIMER, CONF_PATH_SWEEP };
+
+	if (ns->stopping || !link_ready(ns->link) ||
+	    !(ns->cfg->paths & path_bits[via]))
+		return;
+	if (ns->inflight) {
+		if (ns->again == VIA_NONE)
+			ns->again = via;
+		return;
+	}
+	ns->wake_min = -1;
+	ns_send(ns, via);
+}
+
+/*
+ * A wake message: an event due at the time it carries became the
+ * earliest. It comes from a channel anyone may publish to: only a whole
+ * number of ms within the clock's range is taken.
+ */
+static void
+wake_cb(
+    void *arg, const char *channel, size_t len, const char *msg, size_t mlen)
+{
+	struct namespace *ns = arg;
+	char buf[24], *end;
+	long long due;
+	uint64_t at;
+
+	if (ns->stopping || mlen == 0 || mlen >= sizeof buf || msg[0] < '0' ||
+	    msg[0] > '9')
+		return;
+	memcpy(buf, msg, mlen);
+	buf[mlen] = '\0';
+	due = strtoll(buf, &end, 10);
+	if (*end != '\0' || due < 0 || due > CLOCK_MS_MAX)
+		return;
+	if (ns->inflight && (ns->wake_min < 0 || due < ns->wake_min))
+		ns->wake_min = due;
+	at = link_mono_at(ns->link, due);
+	if (ns->timer_at == 0 || at + NAMESPACE_TIMER_SLACK_US < ns->timer_at)
+		ns_arm(ns, due);
+}
+
+/* The watch fired events whose keys expired. */
+static void
+watch_fired(void *arg, long long count, long long now, const redisReply *dues)
+{
+	struct namespace *ns = arg;
+
+	ns_count(ns, VIA_EXPIRED, count, now, now >= 0 ? dues : NULL);
+}
+
+static void
+ignore_cb(
+    struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
+{
+}
+
+/* Tell the Functions library the namespace's trigger-key horizon. */
+static void
+ns_set_horizon(struct namespace *ns)
+{
+	struct rcmd c;
+
+	rcmd_init(&c);
+	if (ns->ns->trigger_horizon_set) {
+		rcmd_add_str(&c, "HSET");
+		rcmd_add_str(&c, ns->key_horizon);
+		rcmd_add_str(&c, "ms");
+		rcmd_addf(&c, "%" PRIu64, ns->ns->trigger_horizon_ms);
+	} else {
+		rcmd_add_str(&c, "HDEL");
+		rcmd_add_str(&c, ns->key_horizon);
+		rcmd_add_str(&c, "ms");
+	}
+	if (link_command(ns->link, ignore_cb, ns, &c) != 0)
+		log_debug("namespace %s: horizon not set: connection lost",
+		    ns->ns->name);
+	rcmd_free(&c);
+}
+
+void
+namespace_up(struct namespace *ns)
+{
+	if (ns->stopping)
+		return;
+	ns_set_horizon(ns);
+	namespace_catch_up(ns);
+}
+
+void
+namespace_catch_up(struct namespace *ns)
+{
+	if (ns->stopping)
+		return;
+	namespace_sweep(ns, VIA_SWEEP);
+	if (ns->watch != NULL)
+		watch_catch_up(ns->watch);
+}
+
+/* The arguments of lapse_sweep for path via, built once. */
+static void
+ns_build_sweep(struct namespace *ns, enum via via)
+{
+	struct rcmd *c = &ns->sweep_cmd[via];
+
+	rcmd_init(c);
+	rcmd_add_str(c, "FCALL");
+	rcmd_add_str(c, "lapse_sweep");
+	rcmd_add_str(c, "3");
+	rcmd_add_str(c, ns->key_due);
+	rcmd_add_str(c, ns->key_jobs);
+	rcmd_add_str(c, ns->key_sink);
+	rcmd_add_str(c, ns->ns->name);
+	rcmd_add_str(c, via_names[via]);
+	rcmd_add_str(c, ns->sink);
+	rcmd_add_str(c, ns->maxlen);
+	rcmd_addf(c, "%u", ns->cfg->sweep_batch);
+	rcmd_addf(c, "%d", NAMESPACE_SWEEP_BYTES);
+}
+
+struct namespace *
+namespace_new(struct event_base *base, const struct conf *cfg,
+    const struct conf_ns *nscfg, struct link *link)
+{
+	struct namespace *ns;
+	struct watch_names wn;
+	struct timeval tv;
+	int i;
+
+	ns = xcalloc(1, sizeof *ns);
+	ns->cfg = cfg;
+	ns->ns = nscfg;
+	ns->link = link;
+	ns->key_due = names_key(nscfg->name, "due");
+	ns->key_jobs = names_key(nscfg->name, "jobs");
+	ns->key_horizon = names_key(nscfg->name, "horizon");
+	ns->sink = nscfg->sink == CONF_SINK_LIST ? "list" : "stream";
+	ns->key_sink = names_key(
+	    nscfg->name, nscfg->sink == CONF_SINK_LIST ? "ready" : "fired");
+	ns->wake = names_key(nscfg->name, "wake");
+	snprintf(
+	    ns->maxlen, sizeof ns->maxlen, "%" PRIu64, nscfg->stream_maxlen);
+	for (i = 0; i < VIA_COUNT; i++)
+		ns_build_sweep(ns, (enum via)i);
+	ns->again = VIA_NONE;
+	ns->wake_min = -1;
+	ns->next_due = -1;
+	ns->timer = evtimer_new(base, head_timer_cb, ns);
+	ns->sweep_timer = event_new(base, -1, EV_PERSIST, sweep_timer_cb, ns);
+	if (ns->timer == NULL || ns->sweep_timer == NULL)
+		fatalx("namespace_new: cannot create timers");
+	tv.tv_sec = (time_t)(cfg->sweep_interval_ms / 1000);
+	tv.tv_usec = (suseconds_t)(cfg->sweep_interval_ms % 1000) * 1000;
+	evtimer_add(ns->sweep_timer, &tv);
+	link_subscribe(link, ns->wake, wake_cb, ns);
+	if (nscfg->nwatch > 0) {
+		wn.key_due = ns->key_due;
+		wn.key_jobs = ns->key_jobs;
+		wn.key_sink = ns->key_sink;
+		wn.sink = ns->sink;
+		wn.maxlen = ns->maxlen;
+		wn.fired = watch_fired;
+		wn.arg = ns;
+		ns->watch = watch_new(link, nscfg, cfg->redis->db, &wn);
+	}
+	return (ns);
+}
+
+const char *
+namespace_name(const struct namespace *ns)
+{
+	return (ns->ns->name);
+}
+
+void
+namespace_stop(struct namespace *ns)
+{
+	ns->stopping = 1;
+	evtimer_del(ns->timer);
+	evtimer_del(ns->sweep_timer);
+	if (ns->watch != NULL)
+		watch_stop(ns->watch);
+}
+
+void
+namespace_free(struct namespace *ns)
+{
+	int i;
+
+	if (ns == NULL)
+		return;
+	log_info("namespace %s: fired %" PRIu64 " (expired %" PRIu64
+	         ", timer %" PRIu64 ", sweep %" PRIu64 ")",
+	    ns->ns->name,
+	    ns->fired[VIA_EXPIRED] + ns->fired[VIA_TIMER] +
+	        ns->fired[VIA_SWEEP],
+	    ns->fired[VIA_EXPIRED], ns->fired[VIA_TIMER], ns->fired[VIA_SWEEP]);
+	event_free(ns->timer);
+	event_free(ns->sweep_timer);
+	watch_free(ns->watch);
+	for (i = 0; i < VIA_COUNT; i++)
+		rcmd_free(&ns->sweep_cmd[i]);
+	free(ns->key_due);
+	free(ns->key_jobs);
+	free(ns->key_sink);
+	free(ns->key_horizon);
+	free(ns->wake);
+	free(ns->last_error);
+	free(ns);
+}
+
+void
+namespace_stats(const struct namespace *ns, struct namespace_stats *st)
+{
+	memset(st, 0, sizeof *st);
+	st->name = ns->ns->name;
+	st->sink = ns->sink;
+	memcpy(st->fired, ns->fired, sizeof st->fired);
+	memcpy(st->lateness, ns->lateness, sizeof st->lateness);
+	st->sweeps = ns->sweeps;
+	st->sweep_errors = ns->sweep_errors;
+	st->replies_lost = ns->replies_lost;
+	st->next_due = ns->next_due;
+	st->last_error = ns->last_error;
+	if (ns->watch != NULL)
+		watch_stats(ns->watch, &st->watch);
+}

@@ -1,0 +1,93 @@
+/*
+ * The runtime of one namespace: everything that fires its events, bound
+ * to the link of the node that holds its keys. Three paths ask for the
+ * same claim, a lapse_sweep call (a compare-and-set inside Redis):
+ *
+ *  - expired: the `expired` keyevent of one of its trigger keys (routed
+ *    here by the reactor) asks for a sweep at once;
+ *  - timer: a timer on the head of its ZSET, on the node's clock as
+ *    estimated by the link, re-armed by every sweep reply and by the
+ *    namespace's wake channel;
+ *  - sweep: every sweep-interval, and whenever the link says to catch up,
+ *    until nothing is due.
+ *
+ * It also owns the namespace's watch (watched prefixes), if any, and
+ * counts what it fired by path, with the lateness of each event (fired
+ * minus due, both on the Redis clock).
+ */
+#ifndef LAPSE_NAMESPACE_H
+#define LAPSE_NAMESPACE_H
+
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "conf.h"
+#include "link.h"
+#include "watch.h"
+
+/* The path that won a claim. */
+enum via {
+	VIA_EXPIRED,
+	VIA_TIMER,
+	VIA_SWEEP,
+	VIA_COUNT,
+};
+
+/* Lateness of the events fired by one path, in ms on the Redis clock. */
+struct lateness {
+	uint64_t count;
+	uint64_t sum_ms;
+	uint64_t max_ms;
+};
+
+/* What the status endpoint shows of a namespace. */
+struct namespace_stats {
+	const char *name;
+	const char *sink;
+	uint64_t fired[VIA_COUNT];
+	struct lateness lateness[VIA_COUNT];
+	uint64_t sweeps; /* lapse_sweep replies */
+	uint64_t sweep_errors; /* error replies */
+	uint64_t
+	    replies_lost; /* calls in flight when the connection was lost */
+	int64_t next_due; /* earliest pending at the last reply; -1: none */
+	const char *last_error; /* NULL once a sweep succeeds again */
+	struct watch_stats watch; /* zero when it watches nothing */
+};
+
+struct namespace;
+
+/* "expired", "timer" or "sweep". */
+const char *via_name(enum via);
+
+/*
+ * The runtime of namespace ns of configuration cfg (both borrowed: they
+ * must outlive it), bound to link (borrowed), whose channels it
+ * registers; idle until namespace_up().
+ */
+struct namespace *namespace_new(struct event_base *base, const struct conf *cfg,
+    const struct conf_ns *ns, struct link *link);
+
+/* Free it; NULL is fine. */
+void namespace_free(struct namespace *);
+
+/* Its name (borrowed from the configuration). */
+const char *namespace_name(const struct namespace *);
+
+/* The link's commands are ready (again): set up, sweep, adopt, scan. */
+void namespace_up(struct namespace *);
+
+/* Notifications may have been missed: sweep and scan. */
+void namespace_catch_up(struct namespace *);
+
+/* Claim whatever is due now, as path via. */
+void namespace_sweep(struct namespace *, enum via);
+
+/* Stop claiming: timers off, nothing more sent. */
+void namespace_stop(struct namespace *);
+
+/* Fill *st; the strings are borrowed until the next event of the loop. */
+void namespace_stats(const struct namespace *, struct namespace_stats *st);
+
+#endif
