@@ -1,19 +1,25 @@
 /*
- * lapsed: the reactor daemon. Parses the command line and the
- * configuration (any error: a message and exit 2, never a run on
- * defaults), sets up logging, optionally daemonizes, wires the signals and
- * runs the reactor until SIGTERM or SIGINT, after which it stops claiming,
- * lets the calls in flight finish and exits 0.
+ * lapsed: the reactor daemon. main() reads as the order of start-up: the
+ * command line, the configuration (any error: a message and exit 2, never a
+ * run on defaults), the log target, the pidfile, the detach with -d, the
+ * event loop and its signals; then it runs the reactor until SIGTERM or
+ * SIGINT, after which it stops claiming, lets the calls in flight finish
+ * and exits 0.
+ *
+ * Every step is a function that returns 0 to go on, or -1 with the exit
+ * status in d->status and its message already written; teardown() then
+ * frees whatever the steps before it made, so each step owns nothing it
+ * must undo by itself.
  */
 #include "config.h"
 
 #include <sys/file.h>
-#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +40,24 @@
 
 #define EXIT_USAGE 2
 
+/* Everything main() builds, in the order it builds it. */
 struct lapsed {
+	/* The command line. */
+	const char *conf_path;
+	const char *pidfile_arg; /* as given, NULL without --pidfile */
+	int check_only; /* --check-config */
+	int daemonize; /* -d */
+
+	struct conf *cfg;
+	char *pidfile; /* absolute path of pidfile_arg; NULL without */
+	int pidfd; /* open and locked, or -1 */
 	struct event_base *base;
+	struct evdns_base *dns; /* NULL for a unix socket */
 	struct reactor *reactor;
+	struct event *sigterm, *sigint, *sighup;
+	int ran; /* the loop was entered */
+
+	int status; /* the exit status */
 };
 
 static void
@@ -55,20 +76,131 @@ usage(FILE *f)
 	    "$LAPSE_REDIS_PASSWORD or the URL.\n");
 }
 
-static void
-signal_stop_cb(evutil_socket_t sig, short events, void *arg)
+/* Stop at this step with exit status status; returns -1 for the step. */
+static int
+stop(struct lapsed *d, int status)
 {
-	struct lapsed *d = arg;
-
-	log_info("%s received", sig == SIGINT ? "SIGINT" : "SIGTERM");
-	reactor_stop(d->reactor);
+	d->status = status;
+	return (-1);
 }
 
-static void
-signal_hup_cb(evutil_socket_t sig, short events, void *arg)
+/* A usage error: "lapsed: " and the message, the usage, exit 2. */
+static int __attribute__((format(printf, 2, 3)))
+usage_error(struct lapsed *d, const char *fmt, ...)
 {
-	log_reopen();
-	log_info("SIGHUP received: log file reopened");
+	va_list ap;
+
+	fprintf(stderr, "lapsed: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	usage(stderr);
+	return (stop(d, EXIT_USAGE));
+}
+
+/*
+ * Read the options into d. -V and -h print and stop with 0; anything
+ * getopt refuses, and any argument left over, is a usage error.
+ */
+static int
+parse_command_line(struct lapsed *d, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check-config", no_argument, NULL, 'C' },
+		{ "daemon", no_argument, NULL, 'd' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char why[128];
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":c:dVh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			d->conf_path = optarg;
+			break;
+		case 'C':
+			d->check_only = 1;
+			break;
+		case 'd':
+			d->daemonize = 1;
+			break;
+		case 'p':
+			d->pidfile_arg = optarg;
+			break;
+		case 'V':
+			printf("lapsed %s\n", PACKAGE_VERSION);
+			return (stop(d, 0));
+		case 'h':
+			usage(stdout);
+			return (stop(d, 0));
+		default:
+			return (usage_error(d, "%s",
+			    cmdline_option_error(
+			        ch, argv, optind, opts, why, sizeof why)));
+		}
+	}
+	if (optind != argc)
+		return (
+		    usage_error(d, "unexpected argument \"%s\"", argv[optind]));
+	return (0);
+}
+
+/* Load the configuration file; any error is exit 2. */
+static int
+load_config(struct lapsed *d)
+{
+	const char *password = getenv("LAPSE_REDIS_PASSWORD");
+	char *cause;
+
+	if (conf_load(d->conf_path, password, &d->cfg, &cause) != 0) {
+		fprintf(stderr, "lapsed: %s\n", cause);
+		free(cause);
+		return (stop(d, EXIT_USAGE));
+	}
+	return (0);
+}
+
+/*
+ * --check-config: what a start would refuse before it runs (the file is
+ * loaded already), then say so and stop with 0.
+ */
+static int
+check_config(struct lapsed *d)
+{
+	char *cause;
+
+	if (log_check(d->cfg->log, &cause) != 0) {
+		fprintf(stderr, "lapsed: %s: log: %s\n", d->conf_path, cause);
+		free(cause);
+		return (stop(d, EXIT_USAGE));
+	}
+	printf("lapsed: %s: configuration is valid\n", d->conf_path);
+	return (stop(d, 0));
+}
+
+/* Send messages where the configuration says; with -d, stderr is syslog. */
+static int
+open_log(struct lapsed *d)
+{
+	char *cause = NULL;
+
+	log_set_level(d->cfg->log_level);
+	if (d->daemonize && strcmp(d->cfg->log, "stderr") == 0) {
+		log_open("syslog", &cause);
+		return (0);
+	}
+	if (log_open(d->cfg->log, &cause) != 0) {
+		fprintf(stderr, "lapsed: %s\n", cause);
+		free(cause);
+		return (stop(d, EXIT_USAGE));
+	}
+	return (0);
 }
 
 /*
@@ -77,7 +209,7 @@ signal_hup_cb(evutil_socket_t sig, short events, void *arg)
  * (kept open, holding the lock) or -1 with *cause set.
  */
 static int
-pidfile_open(const char *path, char **cause)
+pidfile_lock(const char *path, char **cause)
 {
 	char buf[32];
 	int fd, n;
@@ -100,172 +232,183 @@ pidfile_open(const char *path, char **cause)
 	return (fd);
 }
 
+/*
+ * --pidfile: make the path absolute (daemon() moves to /, and the pidfile
+ * stays where the user meant), then create and lock it. Errors are exit 1.
+ */
 static int
-pidfile_write(int fd, const char *path)
+pidfile_open(struct lapsed *d)
+{
+	char cwd[4096], *cause;
+
+	if (d->pidfile_arg == NULL)
+		return (0);
+	if (d->pidfile_arg[0] == '/')
+		d->pidfile = xstrdup(d->pidfile_arg);
+	else {
+		if (getcwd(cwd, sizeof cwd) == NULL) {
+			fprintf(
+			    stderr, "lapsed: getcwd: %s\n", strerror(errno));
+			return (stop(d, 1));
+		}
+		xasprintf(&d->pidfile, "%s/%s", cwd, d->pidfile_arg);
+	}
+	d->pidfd = pidfile_lock(d->pidfile, &cause);
+	if (d->pidfd == -1) {
+		fprintf(stderr, "lapsed: %s\n", cause);
+		free(cause);
+		return (stop(d, 1));
+	}
+	return (0);
+}
+
+/* Write our pid into the locked pidfile; a failure is only logged. */
+static void
+pidfile_write(struct lapsed *d)
 {
 	char buf[32];
 	int n;
 
+	if (d->pidfd == -1)
+		return;
 	n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) == -1 || pwrite(fd, buf, (size_t)n, 0) != n) {
-		log_warn("pidfile %s", path);
-		return (-1);
+	if (ftruncate(d->pidfd, 0) == -1 ||
+	    pwrite(d->pidfd, buf, (size_t)n, 0) != n)
+		log_warn("pidfile %s", d->pidfile);
+}
+
+/* Remove the pidfile we hold, at exit. */
+static void
+pidfile_remove(struct lapsed *d)
+{
+	if (d->pidfd == -1)
+		return;
+	unlink(d->pidfile);
+	close(d->pidfd);
+	d->pidfd = -1;
+}
+
+/* -d: detach; then, in the process that runs, write the pidfile. */
+static int
+detach(struct lapsed *d)
+{
+	if (d->daemonize && daemon(0, 0) == -1) {
+		fprintf(stderr, "lapsed: daemon: %s\n", strerror(errno));
+		return (stop(d, 1));
 	}
+	pidfile_write(d);
+	signal(SIGPIPE, SIG_IGN);
 	return (0);
+}
+
+/* The event loop, the resolver for a Redis host name, and the reactor. */
+static int
+loop_create(struct lapsed *d)
+{
+	log_hook_libevent();
+	d->base = event_base_new();
+	if (d->base == NULL)
+		fatalx("cannot create the event loop");
+	if (!d->cfg->redis->is_unix) {
+		d->dns =
+		    evdns_base_new(d->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+		if (d->dns == NULL)
+			log_warnx("no DNS resolver; Redis host names will not "
+			          "resolve");
+	}
+	d->reactor = reactor_new(d->base, d->dns, d->cfg);
+	return (0);
+}
+
+static void
+signal_stop_cb(evutil_socket_t sig, short events, void *arg)
+{
+	struct lapsed *d = arg;
+
+	log_info("%s received", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	reactor_stop(d->reactor);
+}
+
+static void
+signal_hup_cb(evutil_socket_t sig, short events, void *arg)
+{
+	log_reopen();
+	log_info("SIGHUP received: log file reopened");
+}
+
+/* SIGTERM and SIGINT stop the reactor; SIGHUP reopens the log file. */
+static int
+signals_add(struct lapsed *d)
+{
+	d->sigterm = evsignal_new(d->base, SIGTERM, signal_stop_cb, d);
+	d->sigint = evsignal_new(d->base, SIGINT, signal_stop_cb, d);
+	d->sighup = evsignal_new(d->base, SIGHUP, signal_hup_cb, d);
+	if (d->sigterm == NULL || d->sigint == NULL || d->sighup == NULL ||
+	    evsignal_add(d->sigterm, NULL) != 0 ||
+	    evsignal_add(d->sigint, NULL) != 0 ||
+	    evsignal_add(d->sighup, NULL) != 0)
+		fatalx("cannot install signal handlers");
+	return (0);
+}
+
+/* Run the reactor until a signal stops it and its calls have finished. */
+static void
+run(struct lapsed *d)
+{
+	log_info("lapsed %s starting: %zu namespace%s, config %s",
+	    PACKAGE_VERSION, d->cfg->nns, d->cfg->nns == 1 ? "" : "s",
+	    d->conf_path);
+	reactor_start(d->reactor);
+	d->ran = 1;
+	event_base_dispatch(d->base);
+}
+
+/* Free what the steps made, whichever step stopped. */
+static void
+teardown(struct lapsed *d)
+{
+	reactor_free(d->reactor);
+	if (d->sigterm != NULL)
+		event_free(d->sigterm);
+	if (d->sigint != NULL)
+		event_free(d->sigint);
+	if (d->sighup != NULL)
+		event_free(d->sighup);
+	if (d->dns != NULL)
+		evdns_base_free(d->dns, 0);
+	if (d->base != NULL)
+		event_base_free(d->base);
+	if (d->ran)
+		log_info("stopped");
+	pidfile_remove(d);
+	free(d->pidfile);
+	conf_free(d->cfg);
+	log_close();
+	libevent_global_shutdown();
 }
 
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "check-config", no_argument, NULL, 'C' },
-		{ "daemon", no_argument, NULL, 'd' },
-		{ "pidfile", required_argument, NULL, 'p' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *path = LAPSED_CONF, *pidfile = NULL;
-	struct lapsed d = { NULL, NULL };
-	struct evdns_base *dns = NULL;
-	struct event *sigterm, *sigint, *sighup;
-	struct conf *cfg;
-	char *cause, why[128], *abspid = NULL, cwd[4096];
-	int ch, check = 0, daemonize = 0, pidfd = -1;
+	struct lapsed d;
 
+	memset(&d, 0, sizeof d);
+	d.conf_path = LAPSED_CONF;
+	d.pidfd = -1;
 	log_init("lapsed", LOG_LEVEL_INFO);
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":c:dVh", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			path = optarg;
-			break;
-		case 'C':
-			check = 1;
-			break;
-		case 'd':
-			daemonize = 1;
-			break;
-		case 'p':
-			pidfile = optarg;
-			break;
-		case 'V':
-			printf("lapsed %s\n", PACKAGE_VERSION);
-			return (0);
-		case 'h':
-			usage(stdout);
-			return (0);
-		default:
-			fprintf(stderr, "lapsed: %s\n",
-			    cmdline_option_error(
-			        ch, argv, optind, opts, why, sizeof why));
-			usage(stderr);
-			return (EXIT_USAGE);
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "lapsed: unexpected argument \"%s\"\n",
-		    argv[optind]);
-		usage(stderr);
-		return (EXIT_USAGE);
-	}
 
-	if (conf_load(path, getenv("LAPSE_REDIS_PASSWORD"), &cfg, &cause) !=
-	    0) {
-		fprintf(stderr, "lapsed: %s\n", cause);
-		free(cause);
-		return (EXIT_USAGE);
+	if (parse_command_line(&d, argc, argv) != 0 || load_config(&d) != 0)
+		goto out;
+	if (d.check_only) {
+		check_config(&d);
+		goto out;
 	}
-	if (check) {
-		if (log_check(cfg->log, &cause) != 0) {
-			fprintf(stderr, "lapsed: %s: log: %s\n", path, cause);
-			free(cause);
-			conf_free(cfg);
-			return (EXIT_USAGE);
-		}
-		printf("lapsed: %s: configuration is valid\n", path);
-		conf_free(cfg);
-		return (0);
-	}
-
-	log_set_level(cfg->log_level);
-	if (daemonize && strcmp(cfg->log, "stderr") == 0)
-		cause = NULL, log_open("syslog", &cause);
-	else if (log_open(cfg->log, &cause) != 0) {
-		fprintf(stderr, "lapsed: %s\n", cause);
-		free(cause);
-		conf_free(cfg);
-		return (EXIT_USAGE);
-	}
-	if (pidfile != NULL && pidfile[0] != '/') {
-		/* daemon() moves to /: keep the pidfile where the user meant. */
-		if (getcwd(cwd, sizeof cwd) == NULL) {
-			fprintf(
-			    stderr, "lapsed: getcwd: %s\n", strerror(errno));
-			conf_free(cfg);
-			return (1);
-		}
-		xasprintf(&abspid, "%s/%s", cwd, pidfile);
-		pidfile = abspid;
-	}
-	if (pidfile != NULL) {
-		pidfd = pidfile_open(pidfile, &cause);
-		if (pidfd == -1) {
-			fprintf(stderr, "lapsed: %s\n", cause);
-			free(cause);
-			conf_free(cfg);
-			return (1);
-		}
-	}
-	if (daemonize && daemon(0, 0) == -1) {
-		fprintf(stderr, "lapsed: daemon: %s\n", strerror(errno));
-		conf_free(cfg);
-		return (1);
-	}
-	if (pidfd != -1)
-		pidfile_write(pidfd, pidfile);
-	signal(SIGPIPE, SIG_IGN);
-
-	log_hook_libevent();
-	d.base = event_base_new();
-	if (d.base == NULL)
-		fatalx("cannot create the event loop");
-	if (!cfg->redis->is_unix) {
-		dns = evdns_base_new(d.base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
-		if (dns == NULL)
-			log_warnx("no DNS resolver; Redis host names will not "
-			          "resolve");
-	}
-	d.reactor = reactor_new(d.base, dns, cfg);
-	sigterm = evsignal_new(d.base, SIGTERM, signal_stop_cb, &d);
-	sigint = evsignal_new(d.base, SIGINT, signal_stop_cb, &d);
-	sighup = evsignal_new(d.base, SIGHUP, signal_hup_cb, &d);
-	if (sigterm == NULL || sigint == NULL || sighup == NULL ||
-	    evsignal_add(sigterm, NULL) != 0 ||
-	    evsignal_add(sigint, NULL) != 0 || evsignal_add(sighup, NULL) != 0)
-		fatalx("cannot install signal handlers");
-
-	log_info("lapsed %s starting: %zu namespace%s, config %s",
-	    PACKAGE_VERSION, cfg->nns, cfg->nns == 1 ? "" : "s", path);
-	reactor_start(d.reactor);
-	event_base_dispatch(d.base);
-
-	reactor_free(d.reactor);
-	event_free(sigterm);
-	event_free(sigint);
-	event_free(sighup);
-	if (dns != NULL)
-		evdns_base_free(dns, 0);
-	event_base_free(d.base);
-	log_info("stopped");
-	if (pidfd != -1) {
-		unlink(pidfile);
-		close(pidfd);
-	}
-	free(abspid);
-	conf_free(cfg);
-	log_close();
-	libevent_global_shutdown();
-	return (0);
+	if (open_log(&d) != 0 || pidfile_open(&d) != 0 || detach(&d) != 0)
+		goto out;
+	if (loop_create(&d) != 0 || signals_add(&d) != 0)
+		goto out;
+	run(&d);
+out:
+	teardown(&d);
+	return (d.status);
 }
