@@ -9,7 +9,6 @@
 
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -852,37 +851,20 @@ END_TEST
 /* --- files on disk ------------------------------------------------------ */
 
 /* A private directory for one test's files, and files in it. */
-#define TMPDIR_TEMPLATE "/tmp/check_conf.XXXXXX"
-static char tmpdir[sizeof TMPDIR_TEMPLATE];
+static char *tmpdir;
 
 static void
 tmp_setup(void)
 {
-	memcpy(tmpdir, TMPDIR_TEMPLATE, sizeof tmpdir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	tmpdir = unit_tmpdir_new("check_conf");
 }
 
-/* Remove the directory and what the tests put in it: files, empty dirs. */
 static void
 tmp_teardown(void)
 {
-	struct dirent *de;
-	char *path;
-	DIR *d;
-
-	d = opendir(tmpdir);
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		xasprintf(&path, "%s/%s", tmpdir, de->d_name);
-		if (unlink(path) != 0)
-			ck_assert_int_eq(rmdir(path), 0);
-		free(path);
-	}
-	closedir(d);
-	ck_assert_int_eq(rmdir(tmpdir), 0);
+	unit_tmpdir_remove(tmpdir);
+	free(tmpdir);
+	tmpdir = NULL;
 }
 
 /* Write len bytes to name in the private directory. Caller frees the path. */

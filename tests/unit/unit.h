@@ -2,7 +2,11 @@
 #ifndef LAPSE_TESTS_UNIT_H
 #define LAPSE_TESTS_UNIT_H
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -19,6 +23,46 @@ unit_run(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}
+
+/*
+ * A new private directory "/tmp/NAME.XXXXXX" for one test's files. Caller
+ * frees the path after unit_tmpdir_remove().
+ */
+static inline char *
+unit_tmpdir_new(const char *name)
+{
+	char *dir;
+	int n;
+
+	n = snprintf(NULL, 0, "/tmp/%s.XXXXXX", name);
+	dir = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(dir);
+	snprintf(dir, (size_t)n + 1, "/tmp/%s.XXXXXX", name);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	return (dir);
+}
+
+/* Remove dir and what a test put in it: files of any kind, empty dirs. */
+static inline void
+unit_tmpdir_remove(const char *dir)
+{
+	struct dirent *de;
+	char path[4096];
+	DIR *d;
+
+	d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		if (unlink(path) != 0)
+			ck_assert_int_eq(rmdir(path), 0);
+	}
+	closedir(d);
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 
 #endif
