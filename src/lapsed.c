@@ -30,6 +30,7 @@
 
 #include "cmdline.h"
 #include "conf.h"
+#include "file.h"
 #include "log.h"
 #include "reactor.h"
 #include "xmalloc.h"
@@ -205,18 +206,23 @@ open_log(struct lapsed *d)
 
 /*
  * Create and lock the pidfile before writing our pid, so that a second
- * lapsed with the same pidfile refuses to start. Returns the descriptor
- * (kept open, holding the lock) or -1 with *cause set.
+ * lapsed with the same pidfile refuses to start. Only a regular file will
+ * do: a symbolic link is not followed (whatever it points at would be
+ * truncated and overwritten), and a directory, FIFO, socket or device is
+ * refused, never blocked on. Returns the descriptor
+ * (kept open, holding the lock) or -1 with *cause set (caller frees).
  */
 static int
 pidfile_lock(const char *path, char **cause)
 {
-	char buf[32];
+	char buf[32], *why;
 	int fd, n;
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = file_open(
+	    path, O_RDWR | O_CREAT | O_NOFOLLOW, 0644, FILE_REGULAR, &why);
 	if (fd == -1) {
-		xasprintf(cause, "pidfile %s: %s", path, strerror(errno));
+		xasprintf(cause, "pidfile %s", why);
+		free(why);
 		return (-1);
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {

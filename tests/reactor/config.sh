@@ -4,8 +4,10 @@
 # anything runs (no log file, no pidfile, no connection to Redis), and no
 # message holds a password; --check-config accepts the SPEC sample and the
 # installed sample without connecting anywhere; usage errors exit 2, -V and
-# -h exit 0; --pidfile is written, locked and removed, -d detaches; the
-# password from $LAPSE_REDIS_PASSWORD, password-file or the URL
+# -h exit 0; --pidfile is written, locked and removed, and refused at once
+# (exit 1, nothing written, the link's target untouched) when it is a
+# symbolic link, a directory, a FIFO, a socket or a device; -d detaches;
+# the password from $LAPSE_REDIS_PASSWORD, password-file or the URL
 # authenticates against a server with requirepass, and a wrong one keeps
 # lapsed retrying with a log line naming AUTH.
 # Writes only under $T_DIR: refuse to run without the library that makes it.
@@ -279,6 +281,42 @@ lapsed_stop p1
 t_is "SIGTERM: exit 0" "$?" 0
 t_is "SIGTERM: the pidfile is removed" \
     "$(ls "$T_DIR/p1.pidfile" 2>/dev/null)" ""
+
+# pidfile_refused WHAT PATH: lapsed refuses PATH, which is WHAT, as its
+# pidfile at once: exit 1 and one message, before it writes anything.
+pidfile_refused() {
+	lapsed_run -c "$T_DIR/p1.conf" --pidfile "$2"
+	t_is "--pidfile refuses $1: exit 1, \"is $1, not a regular file\"" \
+	    "$RC|$OUT|$ERR" "1||lapsed: pidfile $2: is $1, not a regular file"
+}
+printf 'precious\n' >"$T_DIR/target"
+ln -s "$T_DIR/target" "$T_DIR/link.pid"
+pidfile_refused "a symbolic link" "$T_DIR/link.pid"
+t_is "... the link and its target are left as they were" \
+    "$(readlink "$T_DIR/link.pid") $(cat "$T_DIR/target")" \
+    "$T_DIR/target precious"
+ln -s "$T_DIR/nowhere" "$T_DIR/dangling.pid"
+pidfile_refused "a symbolic link" "$T_DIR/dangling.pid"
+t_is "... a dangling link's target is not created" \
+    "$(ls "$T_DIR/nowhere" 2>/dev/null)" ""
+mkdir "$T_DIR/pid.d"
+pidfile_refused "a directory" "$T_DIR/pid.d"
+mkfifo "$T_DIR/pid.fifo"
+pidfile_refused "a FIFO" "$T_DIR/pid.fifo"
+t_is "... the FIFO is still there" \
+    "$([ -p "$T_DIR/pid.fifo" ] && echo fifo)" fifo
+pidfile_refused "a socket" "$REDIS_SOCK"
+t_is "... the Redis server's socket still answers" "$(rcli PING)" PONG
+if mknod "$T_DIR/pid.null" c 1 3 2>/dev/null; then
+	pidfile_refused "a character device" "$T_DIR/pid.null"
+	t_is "... the device is still there" \
+	    "$([ -c "$T_DIR/pid.null" ] && echo device)" device
+else
+	for i in 1 2; do
+		T_COUNT=$((T_COUNT + 1))
+		echo "ok $T_COUNT # SKIP a device as pidfile: mknod not allowed"
+	done
+fi
 
 lapsed_conf d1 "log = $T_DIR/d1.daemon.log" "[namespace t]"
 lapsed_run -d --pidfile "$T_DIR/d1.pidfile" -c "$T_DIR/d1.conf"
