@@ -168,6 +168,18 @@ load_config(struct lapsed *d)
 }
 
 /*
+ * The log target refused, by --check-config or at start, in the same
+ * words: "lapsed: FILE: log: CAUSE", exit 2. Frees cause.
+ */
+static int
+log_refused(struct lapsed *d, char *cause)
+{
+	fprintf(stderr, "lapsed: %s: log: %s\n", d->conf_path, cause);
+	free(cause);
+	return (stop(d, EXIT_USAGE));
+}
+
+/*
  * --check-config: what a start would refuse before it runs (the file is
  * loaded already), then say so and stop with 0.
  */
@@ -176,11 +188,8 @@ check_config(struct lapsed *d)
 {
 	char *cause;
 
-	if (log_check(d->cfg->log, &cause) != 0) {
-		fprintf(stderr, "lapsed: %s: log: %s\n", d->conf_path, cause);
-		free(cause);
-		return (stop(d, EXIT_USAGE));
-	}
+	if (log_check(d->cfg->log, &cause) != 0)
+		return (log_refused(d, cause));
 	printf("lapsed: %s: configuration is valid\n", d->conf_path);
 	return (stop(d, 0));
 }
@@ -196,11 +205,8 @@ open_log(struct lapsed *d)
 		log_open("syslog", &cause);
 		return (0);
 	}
-	if (log_open(d->cfg->log, &cause) != 0) {
-		fprintf(stderr, "lapsed: %s\n", cause);
-		free(cause);
-		return (stop(d, EXIT_USAGE));
-	}
+	if (log_open(d->cfg->log, &cause) != 0)
+		return (log_refused(d, cause));
 	return (0);
 }
 
@@ -338,7 +344,15 @@ signal_stop_cb(evutil_socket_t sig, short events, void *arg)
 static void
 signal_hup_cb(evutil_socket_t sig, short events, void *arg)
 {
-	log_reopen();
+	char *cause;
+
+	if (log_reopen(&cause) != 0) {
+		log_warnx("SIGHUP received: cannot reopen the log file: %s; "
+		          "logging on to the file opened before",
+		    cause);
+		free(cause);
+		return;
+	}
 	log_info("SIGHUP received: log file reopened");
 }
 

@@ -6,7 +6,10 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +19,12 @@
 
 #include <event2/event.h>
 
+#include "file.h"
 #include "log.h"
 #include "xmalloc.h"
+
+/* What a log file may be: /dev/null and /dev/console are fine too. */
+#define LOG_FILE_KINDS (FILE_REGULAR | FILE_CHARDEV)
 
 enum log_target {
 	TARGET_STDERR,
@@ -61,6 +68,31 @@ log_target_kind(const char *target, enum log_target *kind, char **cause)
 	return (0);
 }
 
+/*
+ * Open the log file at path for append: a regular file, created if
+ * needed, or a character device such as /dev/null or /dev/console. A
+ * directory, FIFO, socket or block device is refused without blocking.
+ */
+static FILE *
+log_file_open(const char *path, char **cause)
+{
+	FILE *f;
+	int fd;
+
+	fd = file_open(
+	    path, O_WRONLY | O_APPEND | O_CREAT, 0666, LOG_FILE_KINDS, cause);
+	if (fd == -1)
+		return (NULL);
+	f = fdopen(fd, "a");
+	if (f == NULL) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		close(fd);
+		return (NULL);
+	}
+	setvbuf(f, NULL, _IOLBF, 0);
+	return (f);
+}
+
 int
 log_open(const char *target, char **cause)
 {
@@ -79,12 +111,9 @@ log_open(const char *target, char **cause)
 		log_state.target = TARGET_SYSLOG;
 		return (0);
 	}
-	f = fopen(target, "ae");
-	if (f == NULL) {
-		xasprintf(cause, "%s: %s", target, strerror(errno));
+	f = log_file_open(target, cause);
+	if (f == NULL)
 		return (-1);
-	}
-	setvbuf(f, NULL, _IOLBF, 0);
 	log_close();
 	log_state.file = f;
 	log_state.path = xstrdup(target);
@@ -92,23 +121,13 @@ log_open(const char *target, char **cause)
 	return (0);
 }
 
-int
-log_check(const char *target, char **cause)
+/* Whether a missing log file could be created: its directory is writable. */
+static int
+log_check_dir(const char *target, char **cause)
 {
-	enum log_target kind;
 	char *dir, *slash;
 	int rc;
 
-	if (log_target_kind(target, &kind, cause) != 0)
-		return (-1);
-	if (kind != TARGET_FILE)
-		return (0);
-	if (access(target, F_OK) == 0) {
-		rc = access(target, W_OK);
-		if (rc != 0)
-			xasprintf(cause, "%s: %s", target, strerror(errno));
-		return (rc == 0 ? 0 : -1);
-	}
 	dir = xstrdup(target);
 	slash = strrchr(dir, '/');
 	if (slash == dir)
@@ -121,6 +140,31 @@ log_check(const char *target, char **cause)
 		    strerror(errno));
 	free(dir);
 	return (rc == 0 ? 0 : -1);
+}
+
+int
+log_check(const char *target, char **cause)
+{
+	enum log_target kind;
+	struct stat sb;
+
+	if (log_target_kind(target, &kind, cause) != 0)
+		return (-1);
+	if (kind != TARGET_FILE)
+		return (0);
+	if (stat(target, &sb) != 0) {
+		if (errno == ENOENT)
+			return (log_check_dir(target, cause));
+		xasprintf(cause, "%s: %s", target, strerror(errno));
+		return (-1);
+	}
+	if (file_check_kind(target, sb.st_mode, LOG_FILE_KINDS, cause) != 0)
+		return (-1);
+	if (access(target, W_OK) != 0) {
+		xasprintf(cause, "%s: %s", target, strerror(errno));
+		return (-1);
+	}
+	return (0);
 }
 
 void
@@ -136,21 +180,19 @@ log_close(void)
 	log_state.target = TARGET_STDERR;
 }
 
-void
-log_reopen(void)
+int
+log_reopen(char **cause)
 {
 	FILE *f;
 
 	if (log_state.target != TARGET_FILE)
-		return;
-	f = fopen(log_state.path, "ae");
-	if (f == NULL) {
-		log_warn("reopen %s", log_state.path);
-		return;
-	}
-	setvbuf(f, NULL, _IOLBF, 0);
+		return (0);
+	f = log_file_open(log_state.path, cause);
+	if (f == NULL)
+		return (-1);
 	fclose(log_state.file);
 	log_state.file = f;
+	return (0);
 }
 
 void

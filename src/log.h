@@ -27,24 +27,33 @@ enum log_level {
 void log_init(const char *progname, enum log_level level);
 
 /*
- * Send messages to target: "stderr", "syslog" or an absolute file path
- * (opened for append). Returns 0, or -1 with *cause set (caller frees) and
- * the previous target kept.
+ * Send messages to target: "stderr", "syslog" or an absolute file path,
+ * opened for append: a regular file (created if needed) or a character
+ * device such as /dev/null. A directory, FIFO, socket or block device is
+ * refused with "PATH: is a directory, not a regular file or a character
+ * device" and the like, without blocking. Returns 0, or -1 with *cause
+ * set (caller frees) and the previous target kept.
  */
 int log_open(const char *target, char **cause);
 
 /*
  * Whether log_open(target) would succeed, without creating or changing
- * anything: a file target must be writable, or creatable in its
- * directory. Returns 0, or -1 with *cause set (caller frees).
+ * anything: a file target must be of a kind log_open() accepts (refused
+ * with the same message) and writable, or missing and creatable in its
+ * directory ("PATH: cannot create it in DIR: <strerror>"). Returns 0, or
+ * -1 with *cause set (caller frees).
  */
 int log_check(const char *target, char **cause);
 
 /* Close the target opened by log_open(); messages go to stderr again. */
 void log_close(void);
 
-/* Reopen a file target (after rotation). No-op for stderr and syslog. */
-void log_reopen(void);
+/*
+ * Reopen a file target at its path (after rotation), as log_open() opens
+ * it. No-op for stderr and syslog. Returns 0, or -1 with *cause set
+ * (caller frees) and messages still going to the file opened before.
+ */
+int log_reopen(char **cause);
 
 void log_set_level(enum log_level);
 enum log_level log_get_level(void);

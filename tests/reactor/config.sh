@@ -4,12 +4,15 @@
 # anything runs (no log file, no pidfile, no connection to Redis), and no
 # message holds a password; --check-config accepts the SPEC sample and the
 # installed sample without connecting anywhere; usage errors exit 2, -V and
-# -h exit 0; --pidfile is written, locked and removed, and refused at once
+# -h exit 0; a log target that is a directory, a FIFO or a socket is
+# refused in the same words by --check-config and at start, /dev/null is
+# fine; --pidfile is written, locked and removed, and refused at once
 # (exit 1, nothing written, the link's target untouched) when it is a
 # symbolic link, a directory, a FIFO, a socket or a device; -d detaches;
-# the password from $LAPSE_REDIS_PASSWORD, password-file or the URL
-# authenticates against a server with requirepass, and a wrong one keeps
-# lapsed retrying with a log line naming AUTH.
+# SIGHUP reopens the log file, or says why not and logs on; the password
+# from $LAPSE_REDIS_PASSWORD, password-file or the URL authenticates
+# against a server with requirepass, and a wrong one keeps lapsed retrying
+# with a log line naming AUTH.
 # Writes only under $T_DIR: refuse to run without the library that makes it.
 . "${TESTS_LIB:?is not set: run this test through make check}" || exit 1
 t_start 90
@@ -206,6 +209,36 @@ lapsed_run --check-config -c "$T_DIR/badlog.conf"
 t_is "--check-config: a log file that cannot be created is an error" \
     "$RC|$ERR" "2|lapsed: $T_DIR/badlog.conf: log: $T_DIR/no/such/dir/lapsed.log: cannot create it in $T_DIR/no/such/dir: No such file or directory"
 t_is "--check-config creates no log file" "$(ls "$T_DIR/no" 2>&1 | wc -l)" 1
+
+# bad_log NAME TARGET WHY: with log = TARGET, --check-config and a real
+# start both print exactly "lapsed: $T_DIR/NAME.conf: log: WHY" and exit 2,
+# at once (a FIFO nobody reads must not block either).
+bad_log() {
+	local want="lapsed: $T_DIR/$1.conf: log: $3"
+	printf '[lapsed]\nlog = %s\n[namespace a]\n' "$2" >"$T_DIR/$1.conf"
+	lapsed_run --check-config -c "$T_DIR/$1.conf"
+	t_is "--check-config refuses log = ${2#"$T_DIR"/}: exit 2, the message" \
+	    "$RC|$OUT|$ERR" "2||$want"
+	lapsed_run -c "$T_DIR/$1.conf"
+	t_is "... and a real start refuses it in the same words" \
+	    "$RC|$OUT|$ERR" "2||$want"
+}
+ALLOWED="not a regular file or a character device"
+bad_log log-tmp /tmp "/tmp: is a directory, $ALLOWED"
+mkdir "$T_DIR/log.d"
+bad_log log-dir "$T_DIR/log.d/" "$T_DIR/log.d/: is a directory, $ALLOWED"
+mkfifo "$T_DIR/log.fifo"
+bad_log log-fifo "$T_DIR/log.fifo" "$T_DIR/log.fifo: is a FIFO, $ALLOWED"
+t_is "... and the FIFO is left where it was" \
+    "$([ -p "$T_DIR/log.fifo" ] && echo fifo)" fifo
+bad_log log-socket "$REDIS_SOCK" "$REDIS_SOCK: is a socket, $ALLOWED"
+printf 'x\n' >"$T_DIR/plain"
+bad_log log-under-file "$T_DIR/plain/lapsed.log" \
+    "$T_DIR/plain/lapsed.log: Not a directory"
+printf '[lapsed]\nlog = /dev/null\n[namespace a]\n' >"$T_DIR/devnull.conf"
+lapsed_run --check-config -c "$T_DIR/devnull.conf"
+t_is "--check-config: a character device (/dev/null) is a valid log file" \
+    "$RC|$OUT|$ERR" "0|lapsed: $T_DIR/devnull.conf: configuration is valid|"
 lapsed_run --check-config -c "$LAPSE_SAMPLE_CONF"
 t_is "--check-config: the installed sample etc/lapsed.conf is valid" \
     "$RC|$OUT|$ERR" "0|lapsed: $LAPSE_SAMPLE_CONF: configuration is valid|"
@@ -344,6 +377,30 @@ t_is "-d: SIGTERM stops it: gone, pidfile removed, \"stopped\" logged" \
     "$(alive "$dpid" && echo alive) $(ls "$T_DIR/d1.pidfile" 2>/dev/null) \
 $(tail -1 "$T_DIR/d1.daemon.log" | sed 's/.* info: //')" "  stopped"
 t_untrack "$dpid"
+
+# --- SIGHUP ----------------------------------------------------------------
+
+hlog=$T_DIR/h1.file.log
+lapsed_conf h1 "log = $hlog" "[namespace t]"
+lapsed_start h1
+wait_for 10 "h1 to listen" grep -q 'listening for expired keys' "$hlog"
+mv "$hlog" "$hlog.1"
+kill -HUP "$LAPSED_PID"
+wait_for 10 "the log file to be reopened" \
+    grep -q 'info: SIGHUP received: log file reopened$' "$hlog"
+t_is "SIGHUP: a new log file at the path, the rotated one left alone" \
+    "$(grep -c SIGHUP "$hlog") $(grep -c SIGHUP "$hlog.1")" "1 0"
+mv "$hlog" "$hlog.2"
+mkdir "$hlog"
+kill -HUP "$LAPSED_PID"
+wait_for 10 "the reopen to be refused" grep -q 'warn: SIGHUP' "$hlog.2"
+t_is "SIGHUP: a directory at the path is refused; lapsed logs on" \
+    "$(grep SIGHUP "$hlog.2" | sed 's/.*\] //')" \
+    "info: SIGHUP received: log file reopened
+warn: SIGHUP received: cannot reopen the log file: $hlog: is a directory, not a regular file or a character device; logging on to the file opened before"
+lapsed_stop h1
+t_is "... and SIGTERM still exits 0, \"stopped\" logged to that file" \
+    "$? $(tail -1 "$hlog.2" | sed 's/.* info: //')" "0 stopped"
 
 # --- the password against requirepass --------------------------------------
 
