@@ -33,6 +33,7 @@
 #include "file.h"
 #include "log.h"
 #include "reactor.h"
+#include "redisurl.h"
 #include "xmalloc.h"
 
 #ifndef LAPSED_CONF
@@ -313,20 +314,31 @@ detach(struct lapsed *d)
 	return (0);
 }
 
-/* The event loop, the resolver for a Redis host name, and the reactor. */
+/*
+ * The event loop, the resolver and the reactor. A Redis host name is
+ * resolved by libevent without blocking; without a resolver, hiredis would
+ * call getaddrinfo() and stall the loop, so for a host name a resolver
+ * that cannot be made is an error (exit 1). A unix socket or a literal
+ * address needs none.
+ */
 static int
 loop_create(struct lapsed *d)
 {
 	log_hook_libevent();
 	d->base = event_base_new();
-	if (d->base == NULL)
-		fatalx("cannot create the event loop");
-	if (!d->cfg->redis->is_unix) {
+	if (d->base == NULL) {
+		log_errorx("cannot create the event loop");
+		return (stop(d, 1));
+	}
+	if (redis_url_names_host(d->cfg->redis)) {
 		d->dns =
 		    evdns_base_new(d->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
-		if (d->dns == NULL)
-			log_warnx("no DNS resolver; Redis host names will not "
-			          "resolve");
+		if (d->dns == NULL) {
+			log_errorx("cannot create a DNS resolver to look up "
+			           "the Redis host %s without blocking",
+			    d->cfg->redis->host);
+			return (stop(d, 1));
+		}
 	}
 	d->reactor = reactor_new(d->base, d->dns, d->cfg);
 	return (0);
@@ -366,8 +378,10 @@ signals_add(struct lapsed *d)
 	if (d->sigterm == NULL || d->sigint == NULL || d->sighup == NULL ||
 	    evsignal_add(d->sigterm, NULL) != 0 ||
 	    evsignal_add(d->sigint, NULL) != 0 ||
-	    evsignal_add(d->sighup, NULL) != 0)
-		fatalx("cannot install signal handlers");
+	    evsignal_add(d->sighup, NULL) != 0) {
+		log_errorx("cannot install signal handlers");
+		return (stop(d, 1));
+	}
 	return (0);
 }
 

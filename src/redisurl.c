@@ -646,6 +646,18 @@ clear_free(char *p)
 	free(p);
 }
 
+int
+redis_url_names_host(const struct redis_url *url)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (url->is_unix)
+		return (0);
+	return (inet_pton(AF_INET, url->host, &a4) != 1 &&
+	    inet_pton(AF_INET6, url->host, &a6) != 1);
+}
+
 void
 redis_url_free(struct redis_url *url)
 {

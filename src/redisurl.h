@@ -45,6 +45,13 @@ struct redis_url {
  */
 int redis_url_parse(const char *s, struct redis_url **out, char **cause);
 
+/*
+ * True when url names its server by a host name, which has to be resolved
+ * before a connect; false for a unix socket and for a literal IPv4 or IPv6
+ * address.
+ */
+int redis_url_names_host(const struct redis_url *url);
+
 /* Free url and its strings, clearing the password; NULL is allowed. */
 void redis_url_free(struct redis_url *url);
 

@@ -442,6 +442,37 @@ START_TEST(test_display_struct)
 }
 END_TEST
 
+/* Which URLs name a host that must be resolved before a connect. */
+static const struct {
+	const char *in;
+	int names_host;
+} hosts[] = {
+	{ "redis://localhost", 1 },
+	{ "redis://redis.example.net:6380/2", 1 },
+	{ "redis://h", 1 },
+	{ "redis://my_host-1.internal", 1 },
+	{ REDIS_URL_DEFAULT, 0 },
+	{ "redis://10.0.0.7:6380", 0 },
+	{ "redis://[::1]", 0 },
+	{ "redis://[2001:db8::7]:6380/1", 0 },
+	{ "redis://[::ffff:10.0.0.7]", 0 },
+	{ "unix:///tmp/r.sock", 0 },
+	{ "unix:///run/redis/localhost", 0 },
+};
+
+START_TEST(test_names_host)
+{
+	struct redis_url *u;
+	char *cause = NULL;
+
+	ck_assert_msg(redis_url_parse(hosts[_i].in, &u, &cause) == 0,
+	    "\"%s\" refused: %s", hosts[_i].in, cause);
+	ck_assert_msg(redis_url_names_host(u) == hosts[_i].names_host,
+	    "\"%s\": names_host is not %d", hosts[_i].in, hosts[_i].names_host);
+	redis_url_free(u);
+}
+END_TEST
+
 START_TEST(test_free_null)
 {
 	redis_url_free(NULL);
@@ -460,6 +491,7 @@ redisurl_suite(void)
 	tcase_add_loop_test(tc, test_good, 0, NITEMS(good));
 	tcase_add_loop_test(tc, test_display_parses, 0, NITEMS(good));
 	tcase_add_test(tc, test_display_struct);
+	tcase_add_loop_test(tc, test_names_host, 0, NITEMS(hosts));
 	tcase_add_test(tc, test_free_null);
 	suite_add_tcase(s, tc);
 

@@ -1,0 +1,58 @@
+#!/bin/bash
+# lapsed over TCP, both ways a URL can name the server: a literal IPv4
+# address is connected to as it is (lapsed makes no resolver for it), a
+# host name ("localhost") is looked up by libevent's non-blocking resolver
+# first. Each lapsed connects, logs the URL it connected to, fires an event
+# exactly once and exits 0 at SIGTERM.
+. "$TESTS_LIB"
+t_start 60
+
+# free_port: a loopback TCP port nothing listens on now.
+free_port() {
+	local port i
+	for i in $(seq 1 50); do
+		port=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return 0
+		fi
+	done
+	return 1
+}
+
+PORT=$(free_port) || {
+	echo "Bail out! no free TCP port on 127.0.0.1"
+	exit 1
+}
+# The unix socket stays for rcli and lapse; "-::1": IPv6 only if the host
+# has it, since /etc/hosts may name localhost ::1 as well.
+redis_start redis --port "$PORT" --bind "127.0.0.1 -::1"
+t_is "the private server answers on 127.0.0.1 too" \
+    "$("$REDIS_CLI" -h 127.0.0.1 -p "$PORT" PING)" PONG
+
+# fires_over NAME HOST ID: lapsed with url = redis://HOST:$PORT connects,
+# fires ID once and exits 0.
+fires_over() {
+	local name=$1 url="redis://$2:$PORT" id=$3 rc
+	REDIS_URL=$url lapsed_conf "$name" "[namespace t]"
+	lapsed_start "$name"
+	wait_for 10 "$name to listen" lapsed_ready "$name"
+	t_is "$2: lapsed connects, and logs the URL" \
+	    "$(grep -m1 'redis command: connected' "$T_DIR/$name.log" |
+	    sed 's/.* info: //')" "redis command: connected to $url/0"
+	lapse_cli schedule t "$id" --in 100ms >/dev/null
+	wait_until 10 "$id to fire" \
+	    'fired_entries t | awk "{ print \$1 }" | grep -qx "$id"'
+	lapsed_stop "$name"
+	rc=$?
+	t_is "$2: the event fired once, SIGTERM exits 0" \
+	    "$(fired_entries t | awk '{ print $1 }' | grep -cx "$id") $rc" \
+	    "1 0"
+}
+
+fires_over ip 127.0.0.1 ip1
+fires_over name localhost name1
+t_is "neither lapsed logged a warning or an error" \
+    "$(grep -h -E ' (warn|error): ' "$T_DIR/ip.log" "$T_DIR/name.log")" ""
+
+t_done
