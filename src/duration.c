@@ -9,17 +9,14 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "duration.h"
-#include "xmalloc.h"
+#include "quote.h"
 
-/* Longest quote of the input, and of a unit, in an error message. */
-#define QUOTE_MAX 80
+/* Longest quote of a unit in an error message. */
 #define UNIT_QUOTE_MAX 20
 
 #define UNIT_HINT "(use ms, s, m, h or d)"
@@ -37,40 +34,9 @@ static const struct unit {
 };
 #define NUNITS (sizeof units / sizeof units[0])
 
-/*
- * How many of the n bytes at s to quote, at most max, and whether "..."
- * follows. A cut never splits a UTF-8 sequence.
- */
-static int
-quote_len(const char *s, size_t n, size_t max, const char **more)
-{
-	if (n <= max) {
-		*more = "";
-		return ((int)n);
-	}
-	n = max - 3;
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	*more = "...";
-	return ((int)n);
-}
-
-static int __attribute__((format(printf, 3, 4)))
-duration_error(char **cause, const char *s, const char *fmt, ...)
-{
-	va_list ap;
-	char *why;
-	const char *more;
-	int n;
-
-	va_start(ap, fmt);
-	xvasprintf(&why, fmt, ap);
-	va_end(ap);
-	n = quote_len(s, strnlen(s, QUOTE_MAX + 1), QUOTE_MAX, &more);
-	xasprintf(cause, "bad duration \"%.*s%s\": %s", n, s, more, why);
-	free(why);
-	return (-1);
-}
+/* Every message quotes the input: 'bad duration "5x": unknown unit ...'. */
+#define duration_error(cause, s, ...) \
+	quote_error(cause, "bad duration", s, __VA_ARGS__)
 
 static int
 is_digit(char c)

@@ -11,17 +11,14 @@
 #include "config.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "quote.h"
 #include "timestamp.h"
-#include "xmalloc.h"
 
-/* Longest quote of the input, and of a part of it, in an error message. */
-#define QUOTE_MAX 80
+/* Longest quote of a part of the input in an error message. */
 #define PART_QUOTE_MAX 20
 
 #define MS_PER_DAY INT64_C(86400000)
@@ -38,40 +35,9 @@ static const char *month_names[] = { "January", "February", "March", "April",
 static const int month_starts[] = { 0, 31, 59, 90, 120, 151, 181, 212, 243, 273,
 	304, 334 };
 
-/*
- * How many of the n bytes at s to quote, at most max, and whether "..."
- * follows. A cut never splits a UTF-8 sequence.
- */
-static int
-quote_len(const char *s, size_t n, size_t max, const char **more)
-{
-	if (n <= max) {
-		*more = "";
-		return ((int)n);
-	}
-	n = max - 3;
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	*more = "...";
-	return ((int)n);
-}
-
-static int __attribute__((format(printf, 3, 4)))
-timestamp_error(char **cause, const char *s, const char *fmt, ...)
-{
-	va_list ap;
-	char *why;
-	const char *more;
-	int n;
-
-	va_start(ap, fmt);
-	xvasprintf(&why, fmt, ap);
-	va_end(ap);
-	n = quote_len(s, strnlen(s, QUOTE_MAX + 1), QUOTE_MAX, &more);
-	xasprintf(cause, "bad time \"%.*s%s\": %s", n, s, more, why);
-	free(why);
-	return (-1);
-}
+/* Every message quotes the input: 'bad time "2026-13-01...": month ...'. */
+#define timestamp_error(cause, s, ...) \
+	quote_error(cause, "bad time", s, __VA_ARGS__)
 
 /* An error about the rest of the input from p, quoted after the message. */
 static int
