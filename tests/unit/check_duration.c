@@ -224,19 +224,6 @@ START_TEST(test_format)
 }
 END_TEST
 
-/* SplitMix64: a fixed, well-spread sequence of values to round-trip. */
-static uint64_t
-next_value(uint64_t *state)
-{
-	uint64_t z;
-
-	*state += UINT64_C(0x9e3779b97f4a7c15);
-	z = *state;
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return (z ^ (z >> 31));
-}
-
 /*
  * Called many times, so it asserts only on failure: each passing ck_assert
  * costs a write.
@@ -269,7 +256,7 @@ START_TEST(test_round_trip)
 	for (i = 0; i < sizeof edges / sizeof edges[0]; i++)
 		round_trip(edges[i]);
 	for (i = 0; i < 100000; i++) {
-		v = next_value(&state);
+		v = unit_next_value(&state);
 		/* Spread over every magnitude, not only the largest ones. */
 		unit = (int)(v % 5);
 		v >>= 3;

@@ -322,19 +322,6 @@ START_TEST(test_format)
 }
 END_TEST
 
-/* SplitMix64: a fixed, well-spread sequence of values. */
-static uint64_t
-next_value(uint64_t *state)
-{
-	uint64_t z;
-
-	*state += UINT64_C(0x9e3779b97f4a7c15);
-	z = *state;
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return (z ^ (z >> 31));
-}
-
 /*
  * Format ms, check it against gmtime_r(), parse it back, and parse it
  * again written with an offset and with '@'. Called many times, so it
@@ -438,7 +425,7 @@ START_TEST(test_round_trip_random)
 	int i;
 
 	for (i = 0; i < 30000; i++)
-		check_one((int64_t)(next_value(&state) %
+		check_one((int64_t)(unit_next_value(&state) %
 		    (uint64_t)(TIMESTAMP_MAX_MS + 1)));
 }
 END_TEST

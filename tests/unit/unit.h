@@ -3,6 +3,7 @@
 #define LAPSE_TESTS_UNIT_H
 
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,22 @@ unit_run(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}
+
+/*
+ * SplitMix64: the next of a fixed, well-spread sequence of 64-bit values
+ * from *state (start it at 0), for tests that go over many inputs.
+ */
+static inline uint64_t
+unit_next_value(uint64_t *state)
+{
+	uint64_t z;
+
+	*state += UINT64_C(0x9e3779b97f4a7c15);
+	z = *state;
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return (z ^ (z >> 31));
 }
 
 /*
