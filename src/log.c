@@ -259,46 +259,32 @@ log_vwrite(enum log_level level, int with_errno, const char *fmt, va_list ap)
 	errno = saved;
 }
 
-#define LOG_FUNCTION(name, level, with_errno) \
+/*
+ * The printf-like entry points, one body for all: format and write when
+ * level is enabled, then do then (nothing, or exit for fatal() and
+ * fatalx(), whose error level is always enabled).
+ */
+#define LOG_FUNCTION(name, level, with_errno, then) \
 	void name(const char *fmt, ...) \
 	{ \
 		va_list ap; \
 \
-		if (!log_enabled(level)) \
-			return; \
-		va_start(ap, fmt); \
-		log_vwrite(level, with_errno, fmt, ap); \
-		va_end(ap); \
+		if (log_enabled(level)) { \
+			va_start(ap, fmt); \
+			log_vwrite(level, with_errno, fmt, ap); \
+			va_end(ap); \
+		} \
+		then; \
 	}
 
-LOG_FUNCTION(log_debug, LOG_LEVEL_DEBUG, 0)
-LOG_FUNCTION(log_info, LOG_LEVEL_INFO, 0)
-LOG_FUNCTION(log_warn, LOG_LEVEL_WARN, 1)
-LOG_FUNCTION(log_warnx, LOG_LEVEL_WARN, 0)
-LOG_FUNCTION(log_error, LOG_LEVEL_ERROR, 1)
-LOG_FUNCTION(log_errorx, LOG_LEVEL_ERROR, 0)
-
-void
-fatal(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vwrite(LOG_LEVEL_ERROR, 1, fmt, ap);
-	va_end(ap);
-	exit(1);
-}
-
-void
-fatalx(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vwrite(LOG_LEVEL_ERROR, 0, fmt, ap);
-	va_end(ap);
-	exit(1);
-}
+LOG_FUNCTION(log_debug, LOG_LEVEL_DEBUG, 0, )
+LOG_FUNCTION(log_info, LOG_LEVEL_INFO, 0, )
+LOG_FUNCTION(log_warn, LOG_LEVEL_WARN, 1, )
+LOG_FUNCTION(log_warnx, LOG_LEVEL_WARN, 0, )
+LOG_FUNCTION(log_error, LOG_LEVEL_ERROR, 1, )
+LOG_FUNCTION(log_errorx, LOG_LEVEL_ERROR, 0, )
+LOG_FUNCTION(fatal, LOG_LEVEL_ERROR, 1, exit(1))
+LOG_FUNCTION(fatalx, LOG_LEVEL_ERROR, 0, exit(1))
 
 static void
 log_libevent_cb(int severity, const char *msg)
