@@ -54,7 +54,7 @@ struct lapsed {
 	char *pidfile; /* absolute path of pidfile_arg; NULL without */
 	int pidfd; /* open and locked, or -1 */
 	struct event_base *base;
-	struct evdns_base *dns; /* NULL for a unix socket */
+	struct evdns_base *dns; /* NULL unless the URL names a host */
 	struct reactor *reactor;
 	struct event *sigterm, *sigint, *sighup;
 	int ran; /* the loop was entered */
@@ -216,8 +216,8 @@ open_log(struct lapsed *d)
  * lapsed with the same pidfile refuses to start. Only a regular file will
  * do: a symbolic link is not followed (whatever it points at would be
  * truncated and overwritten), and a directory, FIFO, socket or device is
- * refused, never blocked on. Returns the descriptor
- * (kept open, holding the lock) or -1 with *cause set (caller frees).
+ * refused, never blocked on. Returns the descriptor (kept open, holding
+ * the lock) or -1 with *cause set (caller frees).
  */
 static int
 pidfile_lock(const char *path, char **cause)
