@@ -550,16 +550,6 @@ dns_cb(int result, struct evutil_addrinfo *res, void *arg)
 	aconn_connect_addr(conn, addr);
 }
 
-static int
-is_address(const char *host)
-{
-	struct in6_addr a6;
-	struct in_addr a4;
-
-	return (inet_pton(AF_INET, host, &a4) == 1 ||
-	    inet_pton(AF_INET6, host, &a6) == 1);
-}
-
 static void
 aconn_connect(struct aconn *conn)
 {
@@ -575,7 +565,7 @@ aconn_connect(struct aconn *conn)
 	}
 	free(conn->display);
 	conn->display = redis_url_display(conn->url);
-	if (conn->url->is_unix || is_address(conn->url->host)) {
+	if (!redis_url_names_host(conn->url)) {
 		aconn_connect_addr(conn, conn->url->host);
 		return;
 	}
