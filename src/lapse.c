@@ -909,14 +909,16 @@ main(int argc, char **argv)
 	};
 	struct cli cli = { 0 };
 	const struct command *cmd = NULL;
-	char *cause;
+	char *cause, why[128];
 	size_t i;
 	int ch, code;
 
 	cli.url_string = getenv("LAPSE_REDIS");
 	if (cli.url_string == NULL || cli.url_string[0] == '\0')
 		cli.url_string = REDIS_URL_DEFAULT;
-	while ((ch = getopt_long(argc, argv, "+r:hV", main_opts, NULL)) != -1) {
+	opterr = 0;
+	while (
+	    (ch = getopt_long(argc, argv, "+:r:hV", main_opts, NULL)) != -1) {
 		switch (ch) {
 		case 'r':
 			cli.url_string = optarg;
@@ -928,6 +930,9 @@ main(int argc, char **argv)
 			printf("lapse %s\n", PACKAGE_VERSION);
 			return (EXIT_DONE);
 		default:
+			fail(EXIT_USAGE, "%s",
+			    cmdline_option_error(
+			        ch, argv, optind, main_opts, why, sizeof why));
 			usage_all(stderr);
 			return (EXIT_USAGE);
 		}

@@ -186,6 +186,16 @@ run "$LAPSE" frobnicate
 t_is "an unknown command: exit 2" "$RC" 2
 t_is "an unknown command: named" "$(echo "$ERR" | head -1)" \
     'lapse: unknown command "frobnicate"'
+# option errors of the main command line name the option as typed, like
+# those of the commands, never with glibc's words
+for opt in '-r:option "-r" needs a value' '-x:unknown option "-x"' \
+    '--bogus:unknown option "--bogus"' '--help=1:option "--help" takes no value'; do
+	run "$LAPSE" "${opt%%:*}"
+	t_is "lapse ${opt%%:*}: exit 2 and the message" \
+	    "$RC:$(echo "$ERR" | head -1)" "2:lapse: ${opt#*:}"
+	t_is "lapse ${opt%%:*}: then the usage" "$(echo "$ERR" | sed -n 2p)" \
+	    "usage: lapse [-r URL] COMMAND [ARGS]"
+done
 run "$LAPSE"
 t_is "no command: exit 2 with the usage" "$RC:$(echo "$ERR" | head -1)" \
     "2:usage: lapse [-r URL] COMMAND [ARGS]"
