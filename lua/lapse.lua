@@ -852,11 +852,14 @@ local function get(keys, args)
 	check_id(id)
 	local p = prefix(ns)
 	check_keys(keys, { p .. 'due', p .. 'jobs' })
-	local score = redis.call('ZSCORE', keys[1], id)
+	-- Both reads always run, so that a key of another type is refused
+	-- by name whether or not the event exists.
+	local score = read_typed('zset', 'ZSCORE', keys[1], id)
+	local raw = read_typed('hash', 'HGET', keys[2], id)
 	if not score then
 		return nil
 	end
-	local rec = record_unpack(redis.call('HGET', keys[2], id))
+	local rec = record_unpack(raw)
 	return { tonumber(score), rec.p, rec.a }
 end
 
@@ -876,7 +879,7 @@ local function list(keys, args)
 	if n == nil or n == 0 then
 		fail('bad limit "%s": must be 1 to 100000', show(limit or ''))
 	end
-	local r = redis.call('ZRANGE', keys[1], 0, n - 1, 'WITHSCORES')
+	local r = read_typed('zset', 'ZRANGE', keys[1], 0, n - 1, 'WITHSCORES')
 	for i = 2, #r, 2 do
 		r[i] = tonumber(r[i])
 	end
@@ -897,12 +900,14 @@ local function stats(keys, args)
 	check_ns(ns)
 	local p = prefix(ns)
 	check_keys(keys, { p .. 'due', p .. 'fired', p .. 'ready' })
+	local pending = read_typed('zset', 'ZCARD', keys[1])
+	local fired = read_typed('stream', 'XLEN', keys[2])
+	local ready = read_typed('list', 'LLEN', keys[3])
 	local now = now_ms()
-	return { 'pending', redis.call('ZCARD', keys[1]),
+	return { 'pending', pending,
 	    'overdue', redis.call('ZCOUNT', keys[1], '-inf', now),
 	    'next_due', head(keys[1]), 'now', now,
-	    'fired', redis.call('XLEN', keys[2]),
-	    'ready', redis.call('LLEN', keys[3]) }
+	    'fired', fired, 'ready', ready }
 end
 
 --[[

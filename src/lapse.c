@@ -191,10 +191,26 @@ cli_connect(struct cli *cli)
 }
 
 /*
+ * Whether the error reply err to the command named cmd is a refusal of
+ * the lapse Functions library, which refuses only bad input: an "ERR ..."
+ * reply to FCALL or FCALL_RO, as the library returns it. An error raised
+ * while a function runs (a Redis command failing inside it, a Lua error)
+ * is no refusal: Redis adds where it was raised (" script: lapse_get, on
+ * @user_function:98."), which the library's own replies never carry.
+ */
+static int
+is_refusal(const char *cmd, const char *err)
+{
+	if (strcmp(cmd, "FCALL") != 0 && strcmp(cmd, "FCALL_RO") != 0)
+		return (0);
+	return (
+	    strncmp(err, "ERR ", 4) == 0 && strstr(err, " script: ") == NULL);
+}
+
+/*
  * Run a command. Returns the reply, or NULL after printing why (the exit
  * code is then in *code: 3 for a connection failure, 2 for a refusal of
- * the Functions library, which only refuses bad input, 3 for any other
- * Redis error).
+ * the Functions library, 3 for any other Redis error).
  */
 static redisReply *
 cli_call(struct cli *cli, struct args *a, int *code)
@@ -211,8 +227,7 @@ cli_call(struct cli *cli, struct args *a, int *code)
 		return (NULL);
 	}
 	if (r->type == REDIS_REPLY_ERROR) {
-		if (strncmp(r->str, "ERR ", 4) == 0 &&
-		    strcmp(a->v[0], "FCALL") == 0)
+		if (is_refusal(a->v[0], r->str))
 			*code = fail(EXIT_USAGE, "%s", r->str + 4);
 		else
 			*code = fail(EXIT_REDIS, "Redis: %s", r->str);

@@ -212,4 +212,21 @@ bad_fcall 'ERR lapse:{wt}:jobs holds a list, not a hash' \
     lapse_sweep 3 'lapse:{wt}:due' 'lapse:{wt}:jobs' 'lapse:{wt}:fired' wt \
     sweep stream 0 10
 
+# Keys of the wrong type under the lapse command's reading commands: the
+# library refuses them by name (exit 2, like schedule), and nothing changes.
+rcli SET 'lapse:{wd}:due' notazset >/dev/null
+rcli ZADD 'lapse:{wj}:due' 1000 a >/dev/null
+rcli LPUSH 'lapse:{wj}:jobs' notahash >/dev/null
+rcli LPUSH 'lapse:{wj2}:jobs' notahash >/dev/null
+rcli SET 'lapse:{wf}:fired' notastream >/dev/null
+rcli SET 'lapse:{wr}:ready' notalist >/dev/null
+d0=$(digest)
+bad_cli 'lapse: lapse:{wd}:due holds a string, not a zset' get wd a
+bad_cli 'lapse: lapse:{wd}:due holds a string, not a zset' list wd
+bad_cli 'lapse: lapse:{wd}:due holds a string, not a zset' stats wd
+bad_cli 'lapse: lapse:{wj}:jobs holds a list, not a hash' get wj a
+bad_cli 'lapse: lapse:{wj2}:jobs holds a list, not a hash' get wj2 a
+bad_cli 'lapse: lapse:{wf}:fired holds a string, not a stream' stats wf
+bad_cli 'lapse: lapse:{wr}:ready holds a string, not a list' stats wr
+
 t_done

@@ -144,6 +144,27 @@ sed 's/^local VERSION = .*/local VERSION = 999/' "$LAPSE_LUA" |
     rcli -x FUNCTION LOAD REPLACE >/dev/null
 lapse_cli stats orders >/dev/null
 t_is "lapse keeps a newer library" "$(rcli FCALL lapse_version 0)" 999
+
+# An error raised while a function runs is Redis's, not a refusal of the
+# library (exit 3, the reply as it is); an ERR reply is (exit 2). A
+# stand-in library of a newer version, which lapse keeps, gives both.
+rcli -x FUNCTION LOAD REPLACE >/dev/null <<'EOF'
+#!lua name=lapse
+redis.register_function{ function_name = 'lapse_version',
+    callback = function() return 999 end, flags = { 'no-writes' } }
+redis.register_function{ function_name = 'lapse_stats',
+    callback = function() error('broken') end, flags = { 'no-writes' } }
+redis.register_function{ function_name = 'lapse_list',
+    callback = function() return redis.error_reply('ERR refused here') end,
+    flags = { 'no-writes' } }
+EOF
+run lapse_cli stats orders
+t_is "an error raised inside a function: exit 3 and Redis's reply" \
+    "$RC:$ERR" \
+    "3:lapse: Redis: ERR user_function:5: broken script: lapse_stats, on @user_function:5."
+run lapse_cli list orders
+t_is "an ERR reply of a read-only function: exit 2 and its reason" \
+    "$RC:$ERR" "2:lapse: refused here"
 load_functions
 
 # db selection and authentication
