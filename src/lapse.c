@@ -6,6 +6,13 @@
  * library, loading it first if the server lacks it. Exit codes: 0 done,
  * 1 not found (or not changed, for schedule --nx), 2 usage or bad input,
  * 3 Redis unreachable or refused. Errors go to stderr as "lapse: ...".
+ *
+ * A command is a row of commands[]: its options, whether it takes NS or
+ * NS ID, and the library function it calls with which keys. What the
+ * commands share is done once, by run_command(): parse the options, take
+ * and check NS and ID, and begin the FCALL with its keys, NS and ID. A
+ * command's own function adds its arguments, makes the call and prints
+ * the reply.
  */
 #include "config.h"
 
@@ -13,6 +20,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +35,7 @@
 #include "duration.h"
 #include "event.h"
 #include "names.h"
+#include "rcmd.h"
 #include "rconn.h"
 #include "redisurl.h"
 #include "timestamp.h"
@@ -39,8 +49,15 @@
 #define CONNECT_MS 2000
 #define COMMAND_MS 5000
 #define TAIL_BLOCK_MS "1000"
+#define TAIL_BATCH "1000"
 #define LIST_LIMIT_DEFAULT 100
 #define LIST_LIMIT_MAX 100000
+
+/* getopt_long's val for option i of a command: above every short option. */
+#define OPTION_VAL 256
+
+/* The keys[] entry that stands for the trigger key of ID. */
+#define KEY_TRIGGER "t"
 
 struct cli {
 	const char *url_string;
@@ -48,57 +65,142 @@ struct cli {
 	redisContext *c;
 };
 
-/* The arguments of one Redis command, binary-safe. */
-struct args {
-	int n;
-	const char *v[16];
-	size_t len[16];
+/* An option of a command, in its long form. */
+struct cmd_option {
+	const char *name;
+	int has_arg; /* no_argument or required_argument */
 };
+
+struct invocation;
 
 struct command {
 	const char *name;
-	int (*run)(struct cli *, int, char **);
+	int (*run)(struct cli *, struct invocation *);
+	const struct cmd_option *options; /* ends with a NULL name */
+	int nargs; /* 1: NS; 2: NS ID */
+	const char *function; /* the library function it calls, or NULL */
+	int read_only; /* call it with FCALL_RO */
+	const char *keys[4]; /* its KEYS: names_key() suffixes or KEY_TRIGGER */
 	const char *usage;
 	const char *help;
 };
 
-static int cmd_schedule(struct cli *, int, char **);
-static int cmd_cancel(struct cli *, int, char **);
-static int cmd_get(struct cli *, int, char **);
-static int cmd_list(struct cli *, int, char **);
-static int cmd_stats(struct cli *, int, char **);
-static int cmd_tail(struct cli *, int, char **);
+/* One command as the command line gave it, checked. */
+struct invocation {
+	const struct command *cmd;
+	const char *ns;
+	const char *id; /* NULL for a command that takes NS only */
+	const char **opt; /* option i's value, "" for a flag; NULL: absent */
+	struct rcmd call; /* FCALL FUNCTION NUMKEYS KEY... NS [ID] so far */
+};
+
+static int cmd_schedule(struct cli *, struct invocation *);
+static int cmd_cancel(struct cli *, struct invocation *);
+static int cmd_get(struct cli *, struct invocation *);
+static int cmd_list(struct cli *, struct invocation *);
+static int cmd_stats(struct cli *, struct invocation *);
+static int cmd_tail(struct cli *, struct invocation *);
+
+static const struct cmd_option no_options[] = { { NULL, 0 } };
+
+enum { SCHEDULE_IN, SCHEDULE_AT, SCHEDULE_PAYLOAD, SCHEDULE_FILE, SCHEDULE_NX };
+static const struct cmd_option schedule_options[] = {
+	[SCHEDULE_IN] = { "in", required_argument },
+	[SCHEDULE_AT] = { "at", required_argument },
+	[SCHEDULE_PAYLOAD] = { "payload", required_argument },
+	[SCHEDULE_FILE] = { "payload-file", required_argument },
+	[SCHEDULE_NX] = { "nx", no_argument },
+	{ NULL, 0 },
+};
+
+enum { LIST_LIMIT };
+static const struct cmd_option list_options[] = {
+	[LIST_LIMIT] = { "limit", required_argument },
+	{ NULL, 0 },
+};
+
+enum { TAIL_FROM_START, TAIL_COUNT };
+static const struct cmd_option tail_options[] = {
+	[TAIL_FROM_START] = { "from-start", no_argument },
+	[TAIL_COUNT] = { "count", required_argument },
+	{ NULL, 0 },
+};
 
 static const struct command commands[] = {
-	{ "schedule", cmd_schedule,
-	    "schedule NS ID (--in DURATION | --at TIME) "
-	    "[--payload STR | --payload-file FILE|-] [--nx]",
-	    "Schedule event ID of namespace NS, replacing it if it exists\n"
-	    "(unless --nx), and print its due time on the Redis clock.\n"
-	    "  --in DURATION        due after DURATION (250ms, 30s, 5m, 1h30m, "
-	    "2d)\n"
-	    "  --at TIME            due at TIME (2026-11-23T10:00:00Z, "
-	    "...+08:00, @EPOCH_MS)\n"
-	    "  --payload STR        the payload handed to the sink\n"
-	    "  --payload-file FILE  read the payload from FILE ('-': stdin)\n"
-	    "  --nx                 leave an existing event as it is (exit 1)\n"
-	    "The payload is at most 1 MiB." },
-	{ "cancel", cmd_cancel, "cancel NS ID",
-	    "Cancel a pending event so that it never fires. Exit 1 if there\n"
-	    "is no such pending event." },
-	{ "get", cmd_get, "get NS ID",
-	    "Print a pending event as JSON. Exit 1 if there is none." },
-	{ "list", cmd_list, "list NS [--limit N]",
-	    "Print pending events, earliest first: due time, TAB, id.\n"
-	    "  --limit N   at most N events (default 100, at most 100000)" },
-	{ "stats", cmd_stats, "stats NS",
-	    "Print the counters of a namespace: pending, overdue, next_due,\n"
-	    "fired (stream entries) and ready (list elements)." },
-	{ "tail", cmd_tail, "tail NS [--from-start] [--count N]",
-	    "Follow the fired stream of NS, printing each event as a JSON\n"
-	    "line as it fires.\n"
-	    "  --from-start   print the events already in the stream first\n"
-	    "  --count N      exit after N events" },
+	{ .name = "schedule",
+	    .run = cmd_schedule,
+	    .options = schedule_options,
+	    .nargs = 2,
+	    .function = "lapse_schedule",
+	    .keys = { "due", "jobs", KEY_TRIGGER },
+	    .usage = "schedule NS ID (--in DURATION | --at TIME) "
+	             "[--payload STR | --payload-file FILE|-] [--nx]",
+	    .help = "Schedule event ID of namespace NS, replacing it if it "
+	            "exists\n"
+	            "(unless --nx), and print its due time on the Redis "
+	            "clock.\n"
+	            "  --in DURATION        due after DURATION "
+	            "(250ms, 30s, 5m, 1h30m, 2d)\n"
+	            "  --at TIME            due at TIME "
+	            "(2026-11-23T10:00:00Z, ...+08:00, @EPOCH_MS)\n"
+	            "  --payload STR        the payload handed to the sink\n"
+	            "  --payload-file FILE  read the payload from FILE "
+	            "('-': stdin)\n"
+	            "  --nx                 leave an existing event as it is "
+	            "(exit 1)\n"
+	            "The payload is at most 1 MiB." },
+	{ .name = "cancel",
+	    .run = cmd_cancel,
+	    .options = no_options,
+	    .nargs = 2,
+	    .function = "lapse_cancel",
+	    .keys = { "due", "jobs", KEY_TRIGGER },
+	    .usage = "cancel NS ID",
+	    .help = "Cancel a pending event so that it never fires. "
+	            "Exit 1 if there\n"
+	            "is no such pending event." },
+	{ .name = "get",
+	    .run = cmd_get,
+	    .options = no_options,
+	    .nargs = 2,
+	    .function = "lapse_get",
+	    .read_only = 1,
+	    .keys = { "due", "jobs" },
+	    .usage = "get NS ID",
+	    .help = "Print a pending event as JSON. Exit 1 if there is none." },
+	{ .name = "list",
+	    .run = cmd_list,
+	    .options = list_options,
+	    .nargs = 1,
+	    .function = "lapse_list",
+	    .read_only = 1,
+	    .keys = { "due" },
+	    .usage = "list NS [--limit N]",
+	    .help = "Print pending events, earliest first: due time, TAB, id.\n"
+	            "  --limit N   at most N events "
+	            "(default 100, at most 100000)" },
+	{ .name = "stats",
+	    .run = cmd_stats,
+	    .options = no_options,
+	    .nargs = 1,
+	    .function = "lapse_stats",
+	    .read_only = 1,
+	    .keys = { "due", "fired", "ready" },
+	    .usage = "stats NS",
+	    .help = "Print the counters of a namespace: "
+	            "pending, overdue, next_due,\n"
+	            "fired (stream entries) and ready (list elements)." },
+	{ .name = "tail",
+	    .run = cmd_tail,
+	    .options = tail_options,
+	    .nargs = 1,
+	    .usage = "tail NS [--from-start] [--count N]",
+	    .help = "Follow the fired stream of NS, "
+	            "printing each event as a JSON\n"
+	            "line as it fires.\n"
+	            "  --from-start   print the events already in the stream "
+	            "first\n"
+	            "  --count N      exit after N events" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -131,16 +233,23 @@ usage_command(FILE *f, const struct command *cmd)
 	fprintf(f, "usage: lapse %s\n\n%s\n", cmd->usage, cmd->help);
 }
 
+static void
+vfail(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "lapse: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+}
+
+/* Print "lapse: " and the message, and return code. */
 static int __attribute__((format(printf, 2, 3)))
 fail(int code, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "lapse: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfail(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n");
 	return (code);
 }
 
@@ -153,22 +262,17 @@ fail_cause(int code, char *cause)
 	return (code);
 }
 
-static void
-args_add(struct args *a, const void *p, size_t len)
+/* A usage error of cmd: the reason, then the command's usage line. */
+static int __attribute__((format(printf, 2, 3)))
+fail_usage(const struct command *cmd, const char *fmt, ...)
 {
-	if (a->n == (int)(sizeof a->v / sizeof a->v[0])) {
-		fprintf(stderr, "lapse: too many command arguments\n");
-		abort();
-	}
-	a->v[a->n] = p;
-	a->len[a->n] = len;
-	a->n++;
-}
+	va_list ap;
 
-static void
-args_str(struct args *a, const char *s)
-{
-	args_add(a, s, strlen(s));
+	va_start(ap, fmt);
+	vfail(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "usage: lapse %s\n", cmd->usage);
+	return (EXIT_USAGE);
 }
 
 static int
@@ -208,12 +312,13 @@ is_refusal(const char *cmd, const char *err)
 }
 
 /*
- * Run a command. Returns the reply, or NULL after printing why (the exit
- * code is then in *code: 3 for a connection failure, 2 for a refusal of
- * the Functions library, 3 for any other Redis error).
+ * Run a command, connecting first if need be. Returns the reply, or NULL
+ * after printing why (the exit code is then in *code: 3 for a connection
+ * failure, 2 for a refusal of the Functions library, 3 for any other
+ * Redis error).
  */
 static redisReply *
-cli_call(struct cli *cli, struct args *a, int *code)
+cli_call(struct cli *cli, const struct rcmd *call, int *code)
 {
 	redisReply *r;
 	char *cause;
@@ -221,13 +326,14 @@ cli_call(struct cli *cli, struct args *a, int *code)
 	*code = cli_connect(cli);
 	if (*code != 0)
 		return (NULL);
-	r = rconn_command(cli->c, a->n, a->v, a->len, &cause);
+	r = rconn_command(
+	    cli->c, call->argc, call->argv, call->argvlen, &cause);
 	if (r == NULL) {
 		*code = fail_cause(EXIT_REDIS, cause);
 		return (NULL);
 	}
 	if (r->type == REDIS_REPLY_ERROR) {
-		if (is_refusal(a->v[0], r->str))
+		if (is_refusal(call->argv[0], r->str))
 			*code = fail(EXIT_USAGE, "%s", r->str + 4);
 		else
 			*code = fail(EXIT_REDIS, "Redis: %s", r->str);
@@ -237,32 +343,74 @@ cli_call(struct cli *cli, struct args *a, int *code)
 	return (r);
 }
 
+/*
+ * Whether r is an array with one element for each character of types, of
+ * that type: 'i' an integer, 's' a string.
+ */
 static int
-reply_is_integer(const redisReply *r)
+reply_is(const redisReply *r, const char *types)
 {
-	return (r != NULL && r->type == REDIS_REPLY_INTEGER);
+	size_t i;
+	int want;
+
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != strlen(types))
+		return (0);
+	for (i = 0; i < r->elements; i++) {
+		want =
+		    types[i] == 'i' ? REDIS_REPLY_INTEGER : REDIS_REPLY_STRING;
+		if (r->element[i]->type != want)
+			return (0);
+	}
+	return (1);
+}
+
+/* Whether r is an array of pairs: a string, then an integer. */
+static int
+reply_is_pairs(const redisReply *r)
+{
+	size_t i;
+
+	if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0)
+		return (0);
+	for (i = 0; i < r->elements; i += 2) {
+		if (r->element[i]->type != REDIS_REPLY_STRING ||
+		    r->element[i + 1]->type != REDIS_REPLY_INTEGER)
+			return (0);
+	}
+	return (1);
+}
+
+/* Free a reply of the wrong shape to inv's call and say so. */
+static int
+bad_reply(redisReply *r, const struct invocation *inv)
+{
+	freeReplyObject(r);
+	return (fail(EXIT_REDIS, "unexpected reply from Redis to %s",
+	    inv->cmd->function));
 }
 
 static int
-bad_reply(redisReply *r, const char *what)
+not_found(const struct invocation *inv)
 {
-	freeReplyObject(r);
-	return (fail(EXIT_REDIS, "unexpected reply from Redis to %s", what));
+	return (
+	    fail(EXIT_NOT_FOUND, "no pending event %s %s", inv->ns, inv->id));
 }
 
 /*
- * Validate NS and ID from argv; returns 0 or an exit code after printing
- * the reason.
+ * Parse s, a count given to an option, into *n: decimal digits only, 1 to
+ * max. Returns 0 or -1.
  */
 static int
-check_ns_id(const char *ns, const char *id)
+parse_count(const char *s, unsigned long max, unsigned long *n)
 {
-	char *cause;
+	char *end;
 
-	if (names_check_ns(ns, &cause) != 0)
-		return (fail_cause(EXIT_USAGE, cause));
-	if (id != NULL && names_check_id(id, strlen(id), &cause) != 0)
-		return (fail_cause(EXIT_USAGE, cause));
+	if (s[0] < '0' || s[0] > '9')
+		return (-1);
+	errno = 0;
+	*n = strtoul(s, &end, 10);
+	if (*end != '\0' || errno != 0 || *n == 0 || *n > max)
+		return (-1);
 	return (0);
 }
 
@@ -321,269 +469,267 @@ error:
 }
 
 /*
- * Parse the options of a command with getopt_long. "--help" prints the
- * command's help and exits 0. Returns the option character, -1 at the end
- * or '?' after printing a usage error.
+ * Parse the options of inv->cmd into inv->opt. Returns 0 to go on, or -1
+ * with the exit code in *code: 0 after printing the command's help
+ * (--help), 2 after a usage error.
  */
 static int
-next_option(
-    const struct command *cmd, int argc, char **argv, const struct option *opts)
+parse_options(struct invocation *inv, int argc, char **argv, int *code)
 {
+	const struct cmd_option *o = inv->cmd->options;
+	struct option *opts;
 	char why[128];
-	int ch;
+	int ch, n;
+
+	for (n = 0; o[n].name != NULL; n++)
+		;
+	inv->opt = xcalloc((size_t)n + 1, sizeof *inv->opt);
+	opts = xcalloc((size_t)n + 2, sizeof *opts);
+	for (n = 0; o[n].name != NULL; n++) {
+		opts[n].name = o[n].name;
+		opts[n].has_arg = o[n].has_arg;
+		opts[n].val = OPTION_VAL + n;
+	}
+	opts[n].name = "help";
+	opts[n].val = 'h';
 
 	opterr = 0;
-	ch = getopt_long(argc, argv, ":h", opts, NULL);
-	if (ch == 'h') {
-		usage_command(stdout, cmd);
-		exit(EXIT_DONE);
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (ch >= OPTION_VAL) {
+			inv->opt[ch - OPTION_VAL] =
+			    optarg != NULL ? optarg : "";
+			continue;
+		}
+		if (ch == 'h') {
+			usage_command(stdout, inv->cmd);
+			*code = EXIT_DONE;
+		} else
+			*code = fail_usage(inv->cmd, "%s",
+			    cmdline_option_error(
+			        ch, argv, optind, opts, why, sizeof why));
+		break;
 	}
-	if (ch == '?' || ch == ':') {
-		fail(EXIT_USAGE, "%s",
-		    cmdline_option_error(
-		        ch, argv, optind, opts, why, sizeof why));
-		fprintf(stderr, "usage: lapse %s\n", cmd->usage);
-	}
-	return (ch);
+	free(opts);
+	return (ch == -1 ? 0 : -1);
 }
 
+/*
+ * Take NS and, for a command that has one, ID from the arguments left
+ * after the options, and check them. Returns 0 or an exit code after
+ * printing why.
+ */
 static int
-positional(const struct command *cmd, int argc, char **argv, int want)
+take_names(struct invocation *inv, int argc, char **argv)
 {
-	if (argc - optind != want) {
-		fprintf(stderr, "lapse: %s takes %d argument%s\n", cmd->name,
-		    want, want == 1 ? "" : "s");
-		fprintf(stderr, "usage: lapse %s\n", cmd->usage);
-		return (EXIT_USAGE);
-	}
+	const struct command *cmd = inv->cmd;
+	char *cause;
+
+	if (argc - optind != cmd->nargs)
+		return (fail_usage(cmd, "%s takes %d argument%s", cmd->name,
+		    cmd->nargs, cmd->nargs == 1 ? "" : "s"));
+	inv->ns = argv[optind];
+	if (cmd->nargs == 2)
+		inv->id = argv[optind + 1];
+	if (names_check_ns(inv->ns, &cause) != 0)
+		return (fail_cause(EXIT_USAGE, cause));
+	if (inv->id != NULL &&
+	    names_check_id(inv->id, strlen(inv->id), &cause) != 0)
+		return (fail_cause(EXIT_USAGE, cause));
 	return (0);
 }
 
-static int
-cmd_schedule(struct cli *cli, int argc, char **argv)
+/* Begin inv->call: FCALL[_RO] FUNCTION NUMKEYS KEY... NS [ID]. */
+static void
+begin_fcall(struct invocation *inv)
 {
-	static const struct option opts[] = {
-		{ "in", required_argument, NULL, 'i' },
-		{ "at", required_argument, NULL, 'a' },
-		{ "payload", required_argument, NULL, 'p' },
-		{ "payload-file", required_argument, NULL, 'f' },
-		{ "nx", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct command *cmd = &commands[0];
-	const char *in = NULL, *at = NULL, *payload = NULL, *file = NULL;
-	const char *ns, *id;
-	char *cause, *buf = NULL, *key_due, *key_jobs, *key_t, ms[32];
-	char when[TIMESTAMP_BUFSIZE];
-	size_t payloadlen = 0;
-	uint64_t delay;
-	int64_t at_ms, due;
-	int ch, nx = 0, code;
-	struct args a = { 0 };
-	redisReply *r;
+	const struct command *cmd = inv->cmd;
+	struct rcmd *call = &inv->call;
+	char *key;
+	int i, nkeys;
 
-	while ((ch = next_option(cmd, argc, argv, opts)) != -1) {
-		switch (ch) {
-		case 'i':
-			in = optarg;
-			break;
-		case 'a':
-			at = optarg;
-			break;
-		case 'p':
-			payload = optarg;
-			break;
-		case 'f':
-			file = optarg;
-			break;
-		case 'n':
-			nx = 1;
-			break;
-		default:
-			return (EXIT_USAGE);
-		}
+	for (nkeys = 0; cmd->keys[nkeys] != NULL; nkeys++)
+		;
+	rcmd_add_str(call, cmd->read_only ? "FCALL_RO" : "FCALL");
+	rcmd_add_str(call, cmd->function);
+	rcmd_addf(call, "%d", nkeys);
+	for (i = 0; i < nkeys; i++) {
+		if (strcmp(cmd->keys[i], KEY_TRIGGER) == 0)
+			key = names_trigger_key(
+			    inv->ns, inv->id, strlen(inv->id));
+		else
+			key = names_key(inv->ns, cmd->keys[i]);
+		rcmd_add_copy(call, key, strlen(key));
+		free(key);
 	}
-	code = positional(cmd, argc, argv, 2);
+	rcmd_add_str(call, inv->ns);
+	if (inv->id != NULL)
+		rcmd_add_str(call, inv->id);
+}
+
+/*
+ * Run cmd with its arguments (argv[0] is the command's name): everything
+ * the commands share, then the command's own function. Returns the exit
+ * code.
+ */
+static int
+run_command(struct cli *cli, const struct command *cmd, int argc, char **argv)
+{
+	struct invocation inv;
+	int code;
+
+	memset(&inv, 0, sizeof inv);
+	inv.cmd = cmd;
+	rcmd_init(&inv.call);
+	optind = 0;
+	if (parse_options(&inv, argc, argv, &code) != 0)
+		goto out;
+	code = take_names(&inv, argc, argv);
 	if (code != 0)
-		return (code);
-	ns = argv[optind];
-	id = argv[optind + 1];
-	code = check_ns_id(ns, id);
-	if (code != 0)
-		return (code);
+		goto out;
+	if (cmd->function != NULL)
+		begin_fcall(&inv);
+	code = cmd->run(cli, &inv);
+out:
+	rcmd_free(&inv.call);
+	free(inv.opt);
+	return (code);
+}
+
+/*
+ * Add "in MS" or "at MS" to the call from --in or --at. Returns 0 or an
+ * exit code after printing why.
+ */
+static int
+schedule_when(struct invocation *inv)
+{
+	const char *in = inv->opt[SCHEDULE_IN], *at = inv->opt[SCHEDULE_AT];
+	char *cause;
+	uint64_t delay;
+	int64_t ms;
+
 	if (in != NULL && at != NULL)
 		return (fail(EXIT_USAGE, "--in and --at exclude each other"));
 	if (in == NULL && at == NULL)
 		return (fail(
 		    EXIT_USAGE, "schedule needs --in DURATION or --at TIME"));
-	if (payload != NULL && file != NULL)
-		return (fail(EXIT_USAGE,
-		    "--payload and --payload-file exclude each other"));
 	if (in != NULL) {
 		if (duration_parse(in, &delay, &cause) != 0)
 			return (fail_cause(EXIT_USAGE, cause));
-		snprintf(ms, sizeof ms, "%" PRIu64, delay);
-	} else {
-		if (timestamp_parse(at, &at_ms, &cause) != 0)
-			return (fail_cause(EXIT_USAGE, cause));
-		snprintf(ms, sizeof ms, "%" PRId64, at_ms);
+		rcmd_add_str(&inv->call, "in");
+		rcmd_addf(&inv->call, "%" PRIu64, delay);
+		return (0);
 	}
-	if (payload != NULL) {
-		payloadlen = strlen(payload);
-		if (names_check_payload(
-		        payloadlen, PAYLOAD_MAX_DEFAULT, &cause) != 0)
-			return (fail_cause(EXIT_USAGE, cause));
-	} else if (file != NULL) {
-		code =
-		    read_payload(file, PAYLOAD_MAX_DEFAULT, &buf, &payloadlen);
-		if (code != 0)
-			return (code);
-		payload = buf;
-	} else
-		payload = "";
+	if (timestamp_parse(at, &ms, &cause) != 0)
+		return (fail_cause(EXIT_USAGE, cause));
+	rcmd_add_str(&inv->call, "at");
+	rcmd_addf(&inv->call, "%" PRId64, ms);
+	return (0);
+}
 
-	key_due = names_key(ns, "due");
-	key_jobs = names_key(ns, "jobs");
-	key_t = names_trigger_key(ns, id, strlen(id));
-	args_str(&a, "FCALL");
-	args_str(&a, "lapse_schedule");
-	args_str(&a, "3");
-	args_str(&a, key_due);
-	args_str(&a, key_jobs);
-	args_str(&a, key_t);
-	args_str(&a, ns);
-	args_str(&a, id);
-	args_str(&a, in != NULL ? "in" : "at");
-	args_str(&a, ms);
-	args_add(&a, payload, payloadlen);
-	if (nx)
-		args_str(&a, "nx");
-	r = cli_call(cli, &a, &code);
-	free(key_due);
-	free(key_jobs);
-	free(key_t);
+/*
+ * Add the payload to the call: --payload, the contents of --payload-file
+ * (read into *buf, which the caller frees once the call is made) or none.
+ * Returns 0 or an exit code after printing why.
+ */
+static int
+schedule_payload(struct invocation *inv, char **buf)
+{
+	const char *payload = inv->opt[SCHEDULE_PAYLOAD];
+	const char *file = inv->opt[SCHEDULE_FILE];
+	char *cause;
+	size_t len = 0;
+	int code;
+
+	if (payload != NULL && file != NULL)
+		return (fail(EXIT_USAGE,
+		    "--payload and --payload-file exclude each other"));
+	if (file != NULL) {
+		code = read_payload(file, PAYLOAD_MAX_DEFAULT, buf, &len);
+		if (code == 0)
+			rcmd_add(&inv->call, *buf, len);
+		return (code);
+	}
+	if (payload == NULL)
+		payload = "";
+	len = strlen(payload);
+	if (names_check_payload(len, PAYLOAD_MAX_DEFAULT, &cause) != 0)
+		return (fail_cause(EXIT_USAGE, cause));
+	rcmd_add(&inv->call, payload, len);
+	return (0);
+}
+
+/* lapse_schedule NS ID (in MS | at MS) PAYLOAD [nx]: prints the due time. */
+static int
+cmd_schedule(struct cli *cli, struct invocation *inv)
+{
+	char *buf = NULL, when[TIMESTAMP_BUFSIZE];
+	redisReply *r;
+	int code;
+
+	code = schedule_when(inv);
+	if (code == 0)
+		code = schedule_payload(inv, &buf);
+	if (code != 0)
+		return (code);
+	if (inv->opt[SCHEDULE_NX] != NULL)
+		rcmd_add_str(&inv->call, "nx");
+	r = cli_call(cli, &inv->call, &code);
 	free(buf);
 	if (r == NULL)
 		return (code);
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-	    !reply_is_integer(r->element[0]) ||
-	    !reply_is_integer(r->element[1]))
-		return (bad_reply(r, "lapse_schedule"));
-	due = r->element[0]->integer;
+	if (!reply_is(r, "ii"))
+		return (bad_reply(r, inv));
 	code = r->element[1]->integer == 0 ? EXIT_NOT_FOUND : EXIT_DONE;
+	printf("%s\n",
+	    timestamp_format(r->element[0]->integer, when, sizeof when));
 	freeReplyObject(r);
-	printf("%s\n", timestamp_format(due, when, sizeof when));
 	if (code == EXIT_NOT_FOUND)
-		fail(code, "%s %s is already scheduled; not changed", ns, id);
+		fail(code, "%s %s is already scheduled; not changed", inv->ns,
+		    inv->id);
 	return (code);
 }
 
+/* lapse_cancel NS ID: 1 cancelled, 0 no such event. */
 static int
-cmd_cancel(struct cli *cli, int argc, char **argv)
+cmd_cancel(struct cli *cli, struct invocation *inv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct command *cmd = &commands[1];
-	const char *ns, *id;
-	char *key_due, *key_jobs, *key_t;
-	struct args a = { 0 };
 	redisReply *r;
 	int code;
 
-	if (next_option(cmd, argc, argv, opts) != -1)
-		return (EXIT_USAGE);
-	code = positional(cmd, argc, argv, 2);
-	if (code != 0)
-		return (code);
-	ns = argv[optind];
-	id = argv[optind + 1];
-	code = check_ns_id(ns, id);
-	if (code != 0)
-		return (code);
-
-	key_due = names_key(ns, "due");
-	key_jobs = names_key(ns, "jobs");
-	key_t = names_trigger_key(ns, id, strlen(id));
-	args_str(&a, "FCALL");
-	args_str(&a, "lapse_cancel");
-	args_str(&a, "3");
-	args_str(&a, key_due);
-	args_str(&a, key_jobs);
-	args_str(&a, key_t);
-	args_str(&a, ns);
-	args_str(&a, id);
-	r = cli_call(cli, &a, &code);
-	free(key_due);
-	free(key_jobs);
-	free(key_t);
+	r = cli_call(cli, &inv->call, &code);
 	if (r == NULL)
 		return (code);
-	if (!reply_is_integer(r))
-		return (bad_reply(r, "lapse_cancel"));
+	if (r->type != REDIS_REPLY_INTEGER)
+		return (bad_reply(r, inv));
 	code = r->integer == 1 ? EXIT_DONE : EXIT_NOT_FOUND;
 	freeReplyObject(r);
 	if (code == EXIT_NOT_FOUND)
-		return (fail(code, "no pending event %s %s", ns, id));
+		return (not_found(inv));
 	return (code);
 }
 
+/* lapse_get NS ID: nil, or { due, payload, attempts } printed as JSON. */
 static int
-cmd_get(struct cli *cli, int argc, char **argv)
+cmd_get(struct cli *cli, struct invocation *inv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct command *cmd = &commands[2];
-	const char *ns, *id;
-	char *key_due, *key_jobs, *json;
-	struct args a = { 0 };
 	struct lapse_event ev;
 	redisReply *r;
+	char *json;
 	int code;
 
-	if (next_option(cmd, argc, argv, opts) != -1)
-		return (EXIT_USAGE);
-	code = positional(cmd, argc, argv, 2);
-	if (code != 0)
-		return (code);
-	ns = argv[optind];
-	id = argv[optind + 1];
-	code = check_ns_id(ns, id);
-	if (code != 0)
-		return (code);
-
-	key_due = names_key(ns, "due");
-	key_jobs = names_key(ns, "jobs");
-	args_str(&a, "FCALL_RO");
-	args_str(&a, "lapse_get");
-	args_str(&a, "2");
-	args_str(&a, key_due);
-	args_str(&a, key_jobs);
-	args_str(&a, ns);
-	args_str(&a, id);
-	r = cli_call(cli, &a, &code);
-	free(key_due);
-	free(key_jobs);
+	r = cli_call(cli, &inv->call, &code);
 	if (r == NULL)
 		return (code);
 	if (r->type == REDIS_REPLY_NIL) {
 		freeReplyObject(r);
-		return (fail(EXIT_NOT_FOUND, "no pending event %s %s", ns, id));
+		return (not_found(inv));
 	}
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
-	    !reply_is_integer(r->element[0]) ||
-	    r->element[1]->type != REDIS_REPLY_STRING ||
-	    !reply_is_integer(r->element[2]))
-		return (bad_reply(r, "lapse_get"));
-
+	if (!reply_is(r, "isi"))
+		return (bad_reply(r, inv));
 	lapse_event_init(&ev);
-	ev.ns = xstrdup(ns);
-	ev.idlen = strlen(id);
-	ev.id = xmemdup(id, ev.idlen);
+	ev.ns = xstrdup(inv->ns);
+	ev.idlen = strlen(inv->id);
+	ev.id = xmemdup(inv->id, ev.idlen);
 	ev.payloadlen = r->element[1]->len;
 	ev.payload = xmemdup(r->element[1]->str, ev.payloadlen);
 	ev.due = r->element[0]->integer;
@@ -625,66 +771,31 @@ print_id(const char *id, size_t len)
 	free(esc);
 }
 
+/* lapse_list NS LIMIT: { id, due, ... } printed as due TAB id lines. */
 static int
-cmd_list(struct cli *cli, int argc, char **argv)
+cmd_list(struct cli *cli, struct invocation *inv)
 {
-	static const struct option opts[] = {
-		{ "limit", required_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct command *cmd = &commands[3];
-	const char *ns, *limit = NULL;
-	char *key_due, *end, when[TIMESTAMP_BUFSIZE], nbuf[16];
-	struct args a = { 0 };
-	redisReply *r, *id, *due;
+	const char *limit = inv->opt[LIST_LIMIT];
+	char when[TIMESTAMP_BUFSIZE];
 	unsigned long n = LIST_LIMIT_DEFAULT;
+	redisReply *r, *id;
 	size_t i;
-	int ch, code;
+	int code;
 
-	while ((ch = next_option(cmd, argc, argv, opts)) != -1) {
-		if (ch != 'l')
-			return (EXIT_USAGE);
-		limit = optarg;
-	}
-	code = positional(cmd, argc, argv, 1);
-	if (code != 0)
-		return (code);
-	ns = argv[optind];
-	code = check_ns_id(ns, NULL);
-	if (code != 0)
-		return (code);
-	if (limit != NULL) {
-		errno = 0;
-		n = strtoul(limit, &end, 10);
-		if (limit[0] < '0' || limit[0] > '9' || *end != '\0' ||
-		    errno != 0 || n == 0 || n > LIST_LIMIT_MAX)
-			return (fail(EXIT_USAGE,
-			    "bad limit \"%s\": must be 1 to %d", limit,
-			    LIST_LIMIT_MAX));
-	}
-	snprintf(nbuf, sizeof nbuf, "%lu", n);
-
-	key_due = names_key(ns, "due");
-	args_str(&a, "FCALL_RO");
-	args_str(&a, "lapse_list");
-	args_str(&a, "1");
-	args_str(&a, key_due);
-	args_str(&a, ns);
-	args_str(&a, nbuf);
-	r = cli_call(cli, &a, &code);
-	free(key_due);
+	if (limit != NULL && parse_count(limit, LIST_LIMIT_MAX, &n) != 0)
+		return (fail(EXIT_USAGE, "bad limit \"%s\": must be 1 to %d",
+		    limit, LIST_LIMIT_MAX));
+	rcmd_addf(&inv->call, "%lu", n);
+	r = cli_call(cli, &inv->call, &code);
 	if (r == NULL)
 		return (code);
-	if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0)
-		return (bad_reply(r, "lapse_list"));
+	if (!reply_is_pairs(r))
+		return (bad_reply(r, inv));
 	for (i = 0; i < r->elements; i += 2) {
 		id = r->element[i];
-		due = r->element[i + 1];
-		if (id->type != REDIS_REPLY_STRING || !reply_is_integer(due))
-			return (bad_reply(r, "lapse_list"));
-		printf(
-		    "%s\t", timestamp_format(due->integer, when, sizeof when));
+		printf("%s\t",
+		    timestamp_format(
+		        r->element[i + 1]->integer, when, sizeof when));
 		print_id(id->str, id->len);
 		putchar('\n');
 	}
@@ -692,64 +803,33 @@ cmd_list(struct cli *cli, int argc, char **argv)
 	return (EXIT_DONE);
 }
 
+/* lapse_stats NS: { name, value, ... } printed as name value lines. */
 static int
-cmd_stats(struct cli *cli, int argc, char **argv)
+cmd_stats(struct cli *cli, struct invocation *inv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct command *cmd = &commands[4];
-	const char *ns;
-	char *keys[3], when[TIMESTAMP_BUFSIZE];
-	struct args a = { 0 };
+	char when[TIMESTAMP_BUFSIZE];
 	redisReply *r, *name, *value;
 	size_t i;
 	int code;
 
-	if (next_option(cmd, argc, argv, opts) != -1)
-		return (EXIT_USAGE);
-	code = positional(cmd, argc, argv, 1);
-	if (code != 0)
-		return (code);
-	ns = argv[optind];
-	code = check_ns_id(ns, NULL);
-	if (code != 0)
-		return (code);
-
-	keys[0] = names_key(ns, "due");
-	keys[1] = names_key(ns, "fired");
-	keys[2] = names_key(ns, "ready");
-	args_str(&a, "FCALL_RO");
-	args_str(&a, "lapse_stats");
-	args_str(&a, "3");
-	for (i = 0; i < 3; i++)
-		args_str(&a, keys[i]);
-	args_str(&a, ns);
-	r = cli_call(cli, &a, &code);
-	for (i = 0; i < 3; i++)
-		free(keys[i]);
+	r = cli_call(cli, &inv->call, &code);
 	if (r == NULL)
 		return (code);
-	if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0)
-		return (bad_reply(r, "lapse_stats"));
+	if (!reply_is_pairs(r))
+		return (bad_reply(r, inv));
 	for (i = 0; i < r->elements; i += 2) {
 		name = r->element[i];
 		value = r->element[i + 1];
-		if (name->type != REDIS_REPLY_STRING ||
-		    !reply_is_integer(value))
-			return (bad_reply(r, "lapse_stats"));
 		if (strcmp(name->str, "now") == 0)
 			continue;
-		if (strcmp(name->str, "next_due") == 0) {
+		if (strcmp(name->str, "next_due") != 0)
+			printf("%s %lld\n", name->str, value->integer);
+		else if (value->integer < 0)
+			printf("next_due none\n");
+		else
 			printf("next_due %s\n",
-			    value->integer < 0
-			        ? "none"
-			        : timestamp_format(
-			              value->integer, when, sizeof when));
-			continue;
-		}
-		printf("%s %lld\n", name->str, value->integer);
+			    timestamp_format(
+			        value->integer, when, sizeof when));
 	}
 	freeReplyObject(r);
 	return (EXIT_DONE);
@@ -815,103 +895,97 @@ tail_print(const char *ns, const redisReply *r, char *last, size_t lastlen,
 	return (printed);
 }
 
+/*
+ * Set last to the id of the newest entry of the stream key, or leave it
+ * alone when the stream is empty. Returns 0 or an exit code after printing
+ * why.
+ */
 static int
-cmd_tail(struct cli *cli, int argc, char **argv)
+tail_newest(struct cli *cli, const char *key, char *last, size_t lastlen)
 {
-	static const struct option opts[] = {
-		{ "from-start", no_argument, NULL, 's' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct command *cmd = &commands[5];
-	const char *ns, *count = NULL;
-	char *key, *end, last[64];
-	struct args a;
+	struct rcmd call;
+	redisReply *r;
+	int code;
+
+	rcmd_init(&call);
+	rcmd_add_str(&call, "XREVRANGE");
+	rcmd_add_str(&call, key);
+	rcmd_add_str(&call, "+");
+	rcmd_add_str(&call, "-");
+	rcmd_add_str(&call, "COUNT");
+	rcmd_add_str(&call, "1");
+	r = cli_call(cli, &call, &code);
+	rcmd_free(&call);
+	if (r == NULL)
+		return (code);
+	if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+	    r->element[0]->type == REDIS_REPLY_ARRAY &&
+	    r->element[0]->elements == 2 &&
+	    r->element[0]->element[0]->type == REDIS_REPLY_STRING)
+		snprintf(last, lastlen, "%s", r->element[0]->element[0]->str);
+	freeReplyObject(r);
+	return (0);
+}
+
+/* Follow the fired stream of NS; with --count N, up to N events. */
+static int
+cmd_tail(struct cli *cli, struct invocation *inv)
+{
+	const char *count = inv->opt[TAIL_COUNT];
+	char *key, last[64];
+	struct rcmd call;
 	redisReply *r;
 	unsigned long limit = 0, seen = 0;
 	long n;
-	int ch, code, from_start = 0;
+	int code = 0;
 
-	while ((ch = next_option(cmd, argc, argv, opts)) != -1) {
-		if (ch == 's')
-			from_start = 1;
-		else if (ch == 'c')
-			count = optarg;
-		else
-			return (EXIT_USAGE);
-	}
-	code = positional(cmd, argc, argv, 1);
-	if (code != 0)
-		return (code);
-	ns = argv[optind];
-	code = check_ns_id(ns, NULL);
-	if (code != 0)
-		return (code);
-	if (count != NULL) {
-		errno = 0;
-		limit = strtoul(count, &end, 10);
-		if (count[0] < '0' || count[0] > '9' || *end != '\0' ||
-		    errno != 0 || limit == 0)
-			return (fail(EXIT_USAGE,
-			    "bad count \"%s\": must be a positive number",
-			    count));
-	}
-
-	key = names_key(ns, "fired");
+	if (count != NULL && parse_count(count, ULONG_MAX, &limit) != 0)
+		return (fail(EXIT_USAGE,
+		    "bad count \"%s\": must be a positive number", count));
+	key = names_key(inv->ns, "fired");
 	snprintf(last, sizeof last, "0-0");
-	if (!from_start) {
-		/* Start after the newest entry there is now. */
-		memset(&a, 0, sizeof a);
-		args_str(&a, "XREVRANGE");
-		args_str(&a, key);
-		args_str(&a, "+");
-		args_str(&a, "-");
-		args_str(&a, "COUNT");
-		args_str(&a, "1");
-		r = cli_call(cli, &a, &code);
+	if (inv->opt[TAIL_FROM_START] == NULL)
+		code = tail_newest(cli, key, last, sizeof last);
+	rcmd_init(&call);
+	while (code == 0 && (limit == 0 || seen < limit)) {
+		rcmd_clear(&call);
+		rcmd_add_str(&call, "XREAD");
+		rcmd_add_str(&call, "COUNT");
+		rcmd_add_str(&call, TAIL_BATCH);
+		rcmd_add_str(&call, "BLOCK");
+		rcmd_add_str(&call, TAIL_BLOCK_MS);
+		rcmd_add_str(&call, "STREAMS");
+		rcmd_add_str(&call, key);
+		rcmd_add_str(&call, last);
+		r = cli_call(cli, &call, &code);
 		if (r == NULL)
-			goto out;
-		if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-		    r->element[0]->type == REDIS_REPLY_ARRAY &&
-		    r->element[0]->elements == 2 &&
-		    r->element[0]->element[0]->type == REDIS_REPLY_STRING)
-			snprintf(last, sizeof last, "%s",
-			    r->element[0]->element[0]->str);
-		freeReplyObject(r);
-	}
-	for (;;) {
-		memset(&a, 0, sizeof a);
-		args_str(&a, "XREAD");
-		args_str(&a, "COUNT");
-		args_str(&a, "1000");
-		args_str(&a, "BLOCK");
-		args_str(&a, TAIL_BLOCK_MS);
-		args_str(&a, "STREAMS");
-		args_str(&a, key);
-		args_str(&a, last);
-		r = cli_call(cli, &a, &code);
-		if (r == NULL)
-			goto out;
-		if (r->type == REDIS_REPLY_NIL) {
-			freeReplyObject(r);
-			continue;
-		}
-		n = tail_print(
-		    ns, r, last, sizeof last, limit == 0 ? 0 : limit - seen);
-		freeReplyObject(r);
-		if (n < 0) {
-			code = fail(EXIT_REDIS, "unexpected reply to XREAD");
-			goto out;
-		}
-		seen += (unsigned long)n;
-		if (limit != 0 && seen >= limit)
 			break;
+		n = 0;
+		if (r->type != REDIS_REPLY_NIL)
+			n = tail_print(inv->ns, r, last, sizeof last,
+			    limit == 0 ? 0 : limit - seen);
+		freeReplyObject(r);
+		if (n < 0)
+			code = fail(EXIT_REDIS, "unexpected reply to XREAD");
+		else
+			seen += (unsigned long)n;
 	}
-	code = EXIT_DONE;
-out:
+	rcmd_free(&call);
 	free(key);
 	return (code);
+}
+
+/* The command named name, or NULL. */
+static const struct command *
+find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(name, commands[i].name) == 0)
+			return (&commands[i]);
+	}
+	return (NULL);
 }
 
 int
@@ -923,9 +997,8 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli cli = { 0 };
-	const struct command *cmd = NULL;
+	const struct command *cmd;
 	char *cause, why[128];
-	size_t i;
 	int ch, code;
 
 	cli.url_string = getenv("LAPSE_REDIS");
@@ -962,10 +1035,7 @@ main(int argc, char **argv)
 		usage_all(stdout);
 		return (EXIT_DONE);
 	}
-	for (i = 0; i < NCOMMANDS; i++) {
-		if (strcmp(argv[0], commands[i].name) == 0)
-			cmd = &commands[i];
-	}
+	cmd = find_command(argv[0]);
 	if (cmd == NULL) {
 		fail(EXIT_USAGE, "unknown command \"%s\"", argv[0]);
 		usage_all(stderr);
@@ -974,8 +1044,7 @@ main(int argc, char **argv)
 	if (redis_url_parse(cli.url_string, &cli.url, &cause) != 0)
 		return (fail_cause(EXIT_USAGE, cause));
 
-	optind = 0;
-	code = cmd->run(&cli, argc, argv);
+	code = run_command(&cli, cmd, argc, argv);
 	redisFree(cli.c);
 	redis_url_free(cli.url);
 	return (code);

@@ -81,6 +81,41 @@ bad_cli 'lapse: bad limit "0": must be 1 to 100000' list orders --limit 0
 bad_cli 'lapse: bad limit "1e3": must be 1 to 100000' list orders --limit 1e3
 bad_cli 'lapse: bad count "x": must be a positive number' tail orders --count x
 
+# What every command shares, checked before it connects (the server named
+# here is not there): its number of arguments, NS and ID, its options.
+nowhere="unix://$T_DIR/nowhere.sock"
+# refused WANT-LINE1 WANT-LINE2 ARGS...: lapse -r $nowhere ARGS exits 2
+# with exactly these two lines on stderr (WANT-LINE2 "" for one line).
+refused() {
+	local want1=$1 want2=$2 err rc
+	shift 2
+	err=$("$LAPSE" -r "$nowhere" "$@" 2>&1 >/dev/null)
+	rc=$?
+	t_is "lapse $*: exit 2 and the message, before connecting" \
+	    "$rc:$err" "2:$want1${want2:+$'\n'}$want2"
+}
+for c in 'schedule 2 --in 5s' 'cancel 2' 'get 2' 'list 1' 'stats 1' 'tail 1'; do
+	set -- $c
+	cmd=$1 n=$2
+	shift 2
+	usage=$("$LAPSE" "$cmd" --help | head -1)
+	plural=s
+	[ "$n" = 1 ] && plural=
+	args=orders
+	[ "$n" = 2 ] && args="orders x"
+	refused "lapse: $cmd takes $n argument$plural" "$usage" "$cmd" "$@"
+	refused "lapse: $cmd takes $n argument$plural" "$usage" \
+	    "$cmd" $args extra "$@"
+	refused 'lapse: bad namespace "a{b": only letters, digits, '"'_', '.' and '-'"' are allowed' \
+	    "" "$cmd" 'a{b' ${args#orders} "$@"
+	if [ "$n" = 2 ]; then
+		refused 'lapse: bad id "a b": byte 0x20 at offset 1 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)' \
+		    "" "$cmd" orders 'a b' "$@"
+	fi
+	refused 'lapse: unknown option "--bogus"' "$usage" "$cmd" $args --bogus "$@"
+	refused 'lapse: unknown option "-q"' "$usage" "$cmd" $args -q "$@"
+done
+
 head -c 1048577 /dev/zero >"$T_DIR/big"
 bad_cli 'lapse: payload too large: 1048577 bytes (max-payload is 1048576)' \
     schedule orders keep --in 5s --payload-file "$T_DIR/big"
