@@ -38,6 +38,7 @@
 #include "rcmd.h"
 #include "rconn.h"
 #include "redisurl.h"
+#include "streamreply.h"
 #include "timestamp.h"
 #include "xmalloc.h"
 
@@ -251,6 +252,19 @@ fail(int code, const char *fmt, ...)
 	vfail(fmt, ap);
 	va_end(ap);
 	return (code);
+}
+
+static void warning(const char *, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print "lapse: " and the message; the command goes on. */
+static void
+warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(fmt, ap);
+	va_end(ap);
 }
 
 /* Print cause, free it and return code. */
@@ -836,75 +850,57 @@ cmd_stats(struct cli *cli, struct invocation *inv)
 }
 
 /*
- * Print the entries of an XREAD reply for one stream as JSON lines and
- * remember the last entry id. Returns the number printed, or -1 for a
- * malformed reply.
+ * Print entries of the fired stream of ns (checked by streamreply) as
+ * JSON lines, at most limit (0: all), and copy the id of the last one
+ * read to last. An entry without an id field is skipped, and a field
+ * that cannot be read left out, each with a warning. Returns the number
+ * printed.
  */
-static long
-tail_print(const char *ns, const redisReply *r, char *last, size_t lastlen,
-    unsigned long limit)
+static unsigned long
+tail_print(
+    const char *ns, const redisReply *entries, char *last, unsigned long limit)
 {
-	const redisReply *entries, *entry, *fields;
+	const redisReply *entry;
 	struct lapse_event ev;
+	unsigned long printed = 0;
 	char *json, *cause;
-	size_t i, j;
-	long printed = 0;
+	size_t i;
 
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 1 ||
-	    r->element[0]->type != REDIS_REPLY_ARRAY ||
-	    r->element[0]->elements != 2)
-		return (-1);
-	entries = r->element[0]->element[1];
-	if (entries->type != REDIS_REPLY_ARRAY)
-		return (-1);
 	for (i = 0; i < entries->elements; i++) {
+		if (limit != 0 && printed == limit)
+			break;
 		entry = entries->element[i];
-		if (entry->type != REDIS_REPLY_ARRAY || entry->elements != 2 ||
-		    entry->element[0]->type != REDIS_REPLY_STRING ||
-		    entry->element[1]->type != REDIS_REPLY_ARRAY ||
-		    entry->element[1]->elements % 2 != 0)
-			return (-1);
-		fields = entry->element[1];
+		snprintf(
+		    last, STREAMREPLY_ID_BUFSIZE, "%s", streamreply_id(entry));
 		lapse_event_init(&ev);
 		ev.ns = xstrdup(ns);
-		for (j = 0; j < fields->elements; j += 2) {
-			if (fields->element[j]->type != REDIS_REPLY_STRING ||
-			    fields->element[j + 1]->type != REDIS_REPLY_STRING)
-				continue;
-			if (lapse_event_set_field(&ev, fields->element[j]->str,
-			        fields->element[j]->len,
-			        fields->element[j + 1]->str,
-			        fields->element[j + 1]->len, &cause) != 0) {
-				fprintf(stderr, "lapse: entry %s: %s\n",
-				    entry->element[0]->str, cause);
-				free(cause);
-			}
+		if (streamreply_event(entry, &ev, &cause) != 0) {
+			warning("entry %s: %s", last, cause);
+			free(cause);
 		}
-		snprintf(last, lastlen, "%s", entry->element[0]->str);
 		if (ev.id != NULL) {
 			json = lapse_event_to_json(&ev);
 			printf("%s\n", json);
 			free(json);
 			printed++;
-		}
+		} else
+			warning("entry %s has no id field; skipped", last);
 		lapse_event_clear(&ev);
-		if (limit != 0 && (unsigned long)printed >= limit)
-			break;
 	}
 	fflush(stdout);
 	return (printed);
 }
 
 /*
- * Set last to the id of the newest entry of the stream key, or leave it
- * alone when the stream is empty. Returns 0 or an exit code after printing
- * why.
+ * Set last to the id of the newest entry of the stream key, leaving it
+ * alone when there is none. Returns 0 or an exit code after printing why.
  */
 static int
-tail_newest(struct cli *cli, const char *key, char *last, size_t lastlen)
+tail_newest(struct cli *cli, const char *key, char *last)
 {
 	struct rcmd call;
 	redisReply *r;
+	char *cause;
 	int code;
 
 	rcmd_init(&call);
@@ -918,34 +914,33 @@ tail_newest(struct cli *cli, const char *key, char *last, size_t lastlen)
 	rcmd_free(&call);
 	if (r == NULL)
 		return (code);
-	if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-	    r->element[0]->type == REDIS_REPLY_ARRAY &&
-	    r->element[0]->elements == 2 &&
-	    r->element[0]->element[0]->type == REDIS_REPLY_STRING)
-		snprintf(last, lastlen, "%s", r->element[0]->element[0]->str);
+	if (streamreply_check_entries(r, &cause) != 0) {
+		code = fail(
+		    EXIT_REDIS, "unexpected reply to XREVRANGE: %s", cause);
+		free(cause);
+	} else if (r->elements > 0)
+		snprintf(last, STREAMREPLY_ID_BUFSIZE, "%s",
+		    streamreply_id(r->element[0]));
 	freeReplyObject(r);
-	return (0);
+	return (code);
 }
 
-/* Follow the fired stream of NS; with --count N, up to N events. */
+/*
+ * Read the stream key after the entry last, printing the events of ns as
+ * they come, until limit are printed (0: no limit). Returns the exit
+ * code.
+ */
 static int
-cmd_tail(struct cli *cli, struct invocation *inv)
+tail_follow(struct cli *cli, const char *ns, const char *key, char *last,
+    unsigned long limit)
 {
-	const char *count = inv->opt[TAIL_COUNT];
-	char *key, last[64];
+	const redisReply *entries;
 	struct rcmd call;
 	redisReply *r;
-	unsigned long limit = 0, seen = 0;
-	long n;
+	unsigned long seen = 0;
+	char *cause;
 	int code = 0;
 
-	if (count != NULL && parse_count(count, ULONG_MAX, &limit) != 0)
-		return (fail(EXIT_USAGE,
-		    "bad count \"%s\": must be a positive number", count));
-	key = names_key(inv->ns, "fired");
-	snprintf(last, sizeof last, "0-0");
-	if (inv->opt[TAIL_FROM_START] == NULL)
-		code = tail_newest(cli, key, last, sizeof last);
 	rcmd_init(&call);
 	while (code == 0 && (limit == 0 || seen < limit)) {
 		rcmd_clear(&call);
@@ -960,17 +955,40 @@ cmd_tail(struct cli *cli, struct invocation *inv)
 		r = cli_call(cli, &call, &code);
 		if (r == NULL)
 			break;
-		n = 0;
+		entries = NULL;
 		if (r->type != REDIS_REPLY_NIL)
-			n = tail_print(inv->ns, r, last, sizeof last,
-			    limit == 0 ? 0 : limit - seen);
+			entries = streamreply_xread(r, &cause);
+		if (entries != NULL)
+			seen += tail_print(
+			    ns, entries, last, limit == 0 ? 0 : limit - seen);
+		else if (r->type != REDIS_REPLY_NIL) {
+			code = fail(
+			    EXIT_REDIS, "unexpected reply to XREAD: %s", cause);
+			free(cause);
+		}
 		freeReplyObject(r);
-		if (n < 0)
-			code = fail(EXIT_REDIS, "unexpected reply to XREAD");
-		else
-			seen += (unsigned long)n;
 	}
 	rcmd_free(&call);
+	return (code);
+}
+
+/* Follow the fired stream of NS; with --count N, up to N events. */
+static int
+cmd_tail(struct cli *cli, struct invocation *inv)
+{
+	const char *count = inv->opt[TAIL_COUNT];
+	char *key, last[STREAMREPLY_ID_BUFSIZE] = "0-0";
+	unsigned long limit = 0;
+	int code = 0;
+
+	if (count != NULL && parse_count(count, ULONG_MAX, &limit) != 0)
+		return (fail(EXIT_USAGE,
+		    "bad count \"%s\": must be a positive number", count));
+	key = names_key(inv->ns, "fired");
+	if (inv->opt[TAIL_FROM_START] == NULL)
+		code = tail_newest(cli, key, last);
+	if (code == 0)
+		code = tail_follow(cli, inv->ns, key, last, limit);
 	free(key);
 	return (code);
 }

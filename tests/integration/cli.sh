@@ -132,6 +132,23 @@ t_is "tail prints each fired event as a JSON line" \
         '{"ns":"t","id":"b","payload":"two","due":2000,"attempt":1,"via":"sweep"}')"
 t_is "tail --from-start prints what is already there" \
     "$(lapse_cli tail t --from-start --count 2 | jq -r .id | paste -sd' ')" "a b"
+# entries another writer added: one without an id is skipped, a field
+# that cannot be read is left out, each with a warning naming the entry
+noid=$(rcli XADD 'lapse:{t}:fired' '*' payload orphan)
+baddue=$(rcli XADD 'lapse:{t}:fired' '*' id c payload three due soon)
+run lapse_cli tail t --from-start --count 3
+t_is "tail prints the entries it can read" \
+    "$RC:$(echo "$OUT" | jq -c '{id, payload, due}' | paste -sd' ')" \
+    '0:{"id":"a","payload":"one","due":1000} {"id":"b","payload":"two","due":2000} {"id":"c","payload":"three","due":null}'
+t_is "tail warns of what it skipped or left out" "$ERR" \
+    "lapse: entry $noid has no id field; skipped
+lapse: entry $baddue: bad stream field \"due\": \"soon\" is not a whole number"
+rcli DEL 'lapse:{tw}:fired' >/dev/null
+rcli SET 'lapse:{tw}:fired' notastream >/dev/null
+run lapse_cli tail tw
+t_is "tail of a fired key of another type: exit 3 and Redis's reply" \
+    "$RC:$ERR" \
+    "3:lapse: Redis: WRONGTYPE Operation against a key holding the wrong kind of value"
 
 # an older library on the server is replaced; a newer one is kept
 sed 's/^local VERSION = .*/local VERSION = 0/' "$LAPSE_LUA" |
