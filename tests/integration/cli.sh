@@ -143,6 +143,11 @@ t_is "tail prints the entries it can read" \
 t_is "tail warns of what it skipped or left out" "$ERR" \
     "lapse: entry $noid has no id field; skipped
 lapse: entry $baddue: bad stream field \"due\": \"soon\" is not a whole number"
+rcli XADD 'lapse:{ty}:fired' '*' id k payload '' due 5 fired 6 attempt 1 \
+    via expired type hash >/dev/null
+t_is "tail prints the type of an adopted key that is not a string" \
+    "$(lapse_cli tail ty --from-start --count 1)" \
+    '{"ns":"ty","id":"k","payload":"","due":5,"fired":6,"attempt":1,"via":"expired","type":"hash"}'
 rcli DEL 'lapse:{tw}:fired' >/dev/null
 rcli SET 'lapse:{tw}:fired' notastream >/dev/null
 run lapse_cli tail tw
@@ -190,6 +195,12 @@ t_is "a unix URL with ?db=3 exits 0" "$RC" 0
 t_is "the event lands in db 3" \
     "$(rcli -n 3 ZCARD 'lapse:{dbns}:due'):$(rcli -n 0 EXISTS 'lapse:{dbns}:due')" \
     "1:0"
+# an empty LAPSE_REDIS_PASSWORD is as if unset (as for lapsed): no AUTH
+# is sent to a server without a password, which would refuse an empty one
+pending=$(rcli ZCARD 'lapse:{orders}:due')
+OUT=$(LAPSE_REDIS_PASSWORD='' "$LAPSE" -r "$REDIS_URL" stats orders 2>&1)
+t_is "an empty LAPSE_REDIS_PASSWORD: no password" "$?:$(echo "$OUT" | head -1)" \
+    "0:pending $pending"
 rcli CONFIG SET requirepass 's3cret:@pw' >/dev/null
 run lapse_cli stats orders
 t_is "without the password: exit 3" "$RC" 3
@@ -206,6 +217,10 @@ t_is "a wrong password: the message names AUTH" "$OUT" \
 OUT=$(LAPSE_REDIS="unix://:s3cret%3A%40pw@$REDIS_SOCK" "$LAPSE" stats orders \
     2>&1)
 t_is "\$LAPSE_REDIS with a percent-encoded password authenticates" "$?" 0
+OUT=$(LAPSE_REDIS_PASSWORD='' "$LAPSE" -r "unix://:s3cret%3A%40pw@$REDIS_SOCK" \
+    stats orders 2>&1)
+t_is "an empty LAPSE_REDIS_PASSWORD leaves the URL's password" \
+    "$?:$(echo "$OUT" | head -1)" "0:pending $pending"
 REDISCLI_AUTH='s3cret:@pw' rcli ACL SETUSER app on '>apppw' '~*' '&*' '+@all' \
     >/dev/null 2>&1
 OUT=$(LAPSE_REDIS_PASSWORD=apppw "$LAPSE" -r "unix://app@$REDIS_SOCK" \
