@@ -56,14 +56,19 @@
 
 #include <cjson/cJSON.h>
 
+#include "bench.h"
+#include "child.h"
 #include "clock.h"
-#include "cmdline.h"
 #include "conf.h"
 #include "duration.h"
 #include "event.h"
+#include "hist.h"
 #include "names.h"
+#include "opts.h"
+#include "proc.h"
 #include "rconn.h"
 #include "redisurl.h"
+#include "scenario.h"
 #include "xmalloc.h"
 
 #define EXIT_FAILED 1
@@ -94,17 +99,6 @@
 /* Commands listed per row, by Redis time (INFO commandstats). */
 #define COST_MAX 8
 
-/* Lateness histogram: 1 ms bins up to HIST_MS, then only a count. */
-#define HIST_MS 120000
-
-/* Limits of the options. */
-#define SPAWN_MAX 16
-#define RATE_MAX 2000000
-#define RUN_EVENTS_MAX 20000000
-#define BIG_MAX 20000000
-#define PAYLOAD_MAX (1024 * 1024)
-#define DURATION_OPT_MAX_MS (3600 * 1000ULL)
-
 /*
  * The grace time of runs whose only path is the expired notification: an
  * event then fires only when Redis's expiry cycle finds its trigger key,
@@ -113,15 +107,8 @@
  */
 #define NOTIFY_ONLY_GRACE_US (120 * 1000000ULL)
 
-/* Waiting for children. */
-#define START_WAIT_US (10 * 1000000ULL)
-#define STOP_WAIT_US (10 * 1000000ULL)
-#define POLL_US 10000
-
 /* The searches for the highest sustainable rate. */
 #define MAX_PROBES 9
-#define MAX_RATE_FLOOR 1000
-#define MAX_RATE_CAP 1600000
 #define MAX_GOOD_FRACTION 0.9
 
 /* Lateness of each path: index 0 is every event. */
@@ -133,120 +120,6 @@ enum {
 	LAT_N,
 };
 static const char *lat_names[] = { "all", "expired", "timer", "sweep" };
-
-/* Set by SIGINT and SIGTERM; every loop checks it. */
-static volatile sig_atomic_t interrupted;
-
-enum scen_kind {
-	SCEN_RATE, /* schedule at a rate for a duration */
-	SCEN_MAX, /* the highest rate that passes, by doubling and bisecting */
-	SCEN_DRAIN, /* a backlog due at once, then start the reactors */
-};
-
-#define SCEN_SPAWN 0x1 /* in the default set with --spawn */
-#define SCEN_EXTERNAL 0x2 /* in the default set without */
-#define SCEN_NEEDS_SPAWN 0x4 /* chooses reactors or paths */
-
-struct scen {
-	const char *name;
-	enum scen_kind kind;
-	uint64_t rate; /* SCEN_RATE; 0 for --rate */
-	int reactors; /* 0: --spawn N, or those running */
-	unsigned int paths; /* CONF_PATH_* */
-	int pending_big; /* schedule --big far-future events first */
-	int keys_big; /* --big unrelated long-TTL keys in the database */
-	int flags;
-	const char *what;
-	uint64_t horizon_ms; /* trigger-horizon; 0: --trigger-horizon */
-};
-
-static const struct scen scens[] = {
-	{ "rate-1k", SCEN_RATE, 1000, 0, CONF_PATHS_ALL, 0, 0,
-	    SCEN_SPAWN | SCEN_EXTERNAL, "1,000 events/s", 0 },
-	{ "rate-10k", SCEN_RATE, 10000, 0, CONF_PATHS_ALL, 0, 0,
-	    SCEN_SPAWN | SCEN_EXTERNAL, "10,000 events/s (all paths)", 0 },
-	{ "rate-50k", SCEN_RATE, 50000, 0, CONF_PATHS_ALL, 0, 0,
-	    SCEN_SPAWN | SCEN_EXTERNAL, "50,000 events/s", 0 },
-	{ "max-1", SCEN_MAX, 0, 1, CONF_PATHS_ALL, 0, 0,
-	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "highest sustainable rate, 1 reactor", 0 },
-	{ "max-3", SCEN_MAX, 0, 3, CONF_PATHS_ALL, 0, 0,
-	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "highest sustainable rate, 3 reactors", 0 },
-	{ "max", SCEN_MAX, 0, 0, CONF_PATHS_ALL, 0, 0, SCEN_EXTERNAL,
-	    "highest sustainable rate", 0 },
-	{ "drain-1", SCEN_DRAIN, 0, 1, CONF_PATHS_ALL, 0, 0,
-	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "a backlog due at once into the stream, 1 reactor", 0 },
-	{ "drain-3", SCEN_DRAIN, 0, 3, CONF_PATHS_ALL, 0, 0,
-	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "a backlog due at once into the stream, 3 reactors", 0 },
-	{ "pending-1m", SCEN_RATE, 10000, 0, CONF_PATHS_ALL, 1, 0,
-	    SCEN_SPAWN | SCEN_EXTERNAL,
-	    "10,000 events/s with 1M pending events due far ahead", 0 },
-	{ "keys-1m", SCEN_RATE, 10000, 0, CONF_PATHS_ALL, 0, 1,
-	    SCEN_SPAWN | SCEN_EXTERNAL,
-	    "10,000 events/s with 1M unrelated long-TTL keys", 0 },
-	{ "rate-10k-h1m", SCEN_RATE, 10000, 0, CONF_PATHS_ALL, 0, 0,
-	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "10,000 events/s, trigger keys only within 1 minute", 60000 },
-	{ "pending-1m-h1m", SCEN_RATE, 10000, 0, CONF_PATHS_ALL, 1, 0,
-	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "as pending-1m, trigger keys only within 1 minute", 60000 },
-	{ "notify-only", SCEN_RATE, 10000, 0, CONF_PATH_EXPIRED, 0, 0,
-	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "10,000 events/s, expired notifications alone", 0 },
-	{ "notify-only-keys-1m", SCEN_RATE, 1000, 0, CONF_PATH_EXPIRED, 0, 1,
-	    SCEN_SPAWN | SCEN_NEEDS_SPAWN,
-	    "1,000 events/s, expired notifications alone, 1M long-TTL keys",
-	    0 },
-	{ "custom", SCEN_RATE, 0, 0, CONF_PATHS_ALL, 0, 0, 0,
-	    "--rate events/s for --duration", 0 },
-};
-#define NSCENS (sizeof scens / sizeof scens[0])
-
-struct opts {
-	const char *url_string;
-	int spawn; /* reactors to start; 0: use a running Redis */
-	const char *redis_server;
-	const char *lapsed;
-	const char *scenarios; /* comma list; NULL: the default set */
-	uint64_t rate; /* custom scenario; 0 when not given */
-	uint64_t duration_ms;
-	uint64_t probe_ms;
-	uint64_t delay_ms;
-	uint64_t grace_ms;
-	uint64_t max_late_ms;
-	uint64_t max_start;
-	size_t payload_len;
-	uint64_t mem_events;
-	uint64_t big;
-	uint64_t drain_events;
-	uint64_t sweep_interval_ms;
-	unsigned int sweep_batch;
-	uint64_t stream_maxlen;
-	uint64_t horizon_ms; /* --trigger-horizon; 0: none */
-	const char *ns;
-	pid_t *pids;
-	size_t npids;
-	int json;
-	const char *json_file;
-	int quiet;
-	int keep;
-};
-
-/* Latency summary of one histogram, in ms; -1 when there is no sample. */
-struct lat {
-	uint64_t n;
-	int64_t p50, p90, p99, p999, max;
-};
-
-struct hist {
-	uint32_t *bin;
-	uint64_t n;
-	uint64_t over;
-	int64_t max;
-};
 
 /* A command's share of the work, per event (or per call of a ceiling). */
 struct cmdcost {
@@ -264,7 +137,7 @@ struct result {
 	uint64_t left; /* still pending in the ZSET at the end */
 	double sched_rate; /* events/s the scheduler achieved */
 	double sustained; /* events/s fired */
-	struct lat lat[LAT_N];
+	struct hist_summary lat[LAT_N];
 	double reactor_cpu; /* % of one core, all reactors; < 0 unknown */
 	long rss_kb; /* largest reactor VmHWM; -1 unknown */
 	double redis_cpu;
@@ -280,7 +153,7 @@ struct result {
 
 /* One row of the table: a scenario's result. */
 struct row {
-	const struct scen *def;
+	const struct scenario *def;
 	int reactors; /* 0: unknown (running reactors not given) */
 	unsigned int paths;
 	uint64_t duration_ms;
@@ -289,15 +162,9 @@ struct row {
 	uint64_t mem_events;
 	uint64_t horizon_ms; /* the reactors' trigger-horizon; 0: none */
 	uint64_t big;
-	struct result *probes; /* SCEN_MAX */
+	struct result *probes; /* SCENARIO_MAX */
 	size_t nprobes;
 	char *error; /* the scenario could not run */
-};
-
-struct child {
-	pid_t pid;
-	char *conf;
-	char *log;
 };
 
 struct ceilings {
@@ -306,6 +173,12 @@ struct ceilings {
 	double schedule; /* lapse_schedule calls/s */
 	struct cmdcost sched_cost[COST_MAX]; /* per lapse_schedule call */
 	size_t nsched_cost;
+};
+
+struct child {
+	pid_t pid;
+	char *conf;
+	char *log;
 };
 
 struct bench {
@@ -317,7 +190,7 @@ struct bench {
 	char *dir; /* --spawn: the temporary directory */
 	pid_t redis_pid; /* -1 when unknown */
 	int redis_spawned;
-	struct child reactors[SPAWN_MAX];
+	struct child reactors[OPTS_SPAWN_MAX];
 	int nreactors;
 	redisContext *c;
 	redisContext *stats; /* INFO while c has replies in flight */
@@ -372,23 +245,8 @@ struct consumer {
 	uint64_t last_due_us; /* monotonic time of the last due time */
 };
 
-static void
-bench_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 static void say(const struct bench *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
-
-/* An error or warning on stderr, as "lapse-bench: ...". */
-static void
-bench_warnx(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "lapse-bench: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-}
 
 /* Progress on stderr, unless -q. */
 static void
@@ -405,637 +263,7 @@ say(const struct bench *b, const char *fmt, ...)
 	fprintf(stderr, "\n");
 }
 
-static void
-sleep_us(uint64_t us)
-{
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)(us / 1000000);
-	ts.tv_nsec = (long)(us % 1000000) * 1000;
-	nanosleep(&ts, NULL);
-}
-
-static void
-on_signal(int sig)
-{
-	interrupted = 1;
-}
-
-/* --- options ------------------------------------------------------------ */
-
-static void
-usage(FILE *f)
-{
-	fprintf(f,
-	    "usage: lapse-bench [--spawn N | -r URL] [options]\n"
-	    "\n"
-	    "Measures lapse: lateness (fired - due on the Redis clock), "
-	    "sustained\n"
-	    "events/s, events lost and duplicated, reactor CPU and RSS, "
-	    "and Redis\n"
-	    "memory per pending event; and this Redis's own ceilings, so "
-	    "that each\n"
-	    "result is also a ratio. One table row per scenario.\n"
-	    "\n"
-	    "  -r, --redis URL        a running Redis whose reactors serve "
-	    "--ns\n"
-	    "                         (default $LAPSE_REDIS, "
-	    "then " REDIS_URL_DEFAULT ")\n"
-	    "  -s, --spawn N          start a private redis-server and N "
-	    "reactors (1..16)\n"
-	    "      --redis-server P   redis-server to start (default: from "
-	    "PATH)\n"
-	    "      --lapsed P         lapsed to start (default: ../src/lapsed "
-	    "next to\n"
-	    "                         this program, then PATH)\n"
-	    "      --scenario LIST    comma-separated scenarios (default: "
-	    "all that apply)\n"
-	    "      --rate N           run scenario custom at N events/s\n"
-	    "      --duration D       length of a rate scenario (default "
-	    "10s)\n"
-	    "      --probe-duration D length of a probe of the max "
-	    "searches (default 5s)\n"
-	    "      --delay D          events are due D after they are "
-	    "scheduled (1s)\n"
-	    "      --grace D          an event not fired D after the last "
-	    "due time and\n"
-	    "                         the last progress is lost (5s)\n"
-	    "      --max-late D       the p99 lateness a sustainable rate "
-	    "keeps (1s)\n"
-	    "      --max-start N      first rate the max searches try "
-	    "(25000)\n"
-	    "      --payload BYTES    payload of each event (100)\n"
-	    "      --mem-events N     far-future events scheduled to measure "
-	    "memory (20000)\n"
-	    "      --big N            pending events of pending-1m and keys of "
-	    "keys-1m (1000000)\n"
-	    "      --drain-events N   the backlog of the drain scenarios "
-	    "(500000)\n"
-	    "      --sweep-interval D, --sweep-batch N, --stream-maxlen N\n"
-	    "                         the spawned reactors' settings (1s, "
-	    "512, 1000000)\n"
-	    "      --trigger-horizon D  the spawned reactors' "
-	    "trigger-horizon (none)\n"
-	    "      --ns NAME          the namespace without --spawn (bench)\n"
-	    "      --pid PID          a running reactor to measure (repeat "
-	    "for each)\n"
-	    "      --json             one JSON object per line instead of "
-	    "the table\n"
-	    "      --json-file FILE   also write the JSON lines to FILE\n"
-	    "      --keep             keep the --spawn directory\n"
-	    "  -q, --quiet            no progress on stderr\n"
-	    "  -V, --version, -h, --help\n"
-	    "\n"
-	    "Scenarios:\n");
-	for (size_t i = 0; i < NSCENS; i++) {
-		fprintf(f, "  %-20s %s%s\n", scens[i].name, scens[i].what,
-		    scens[i].flags & SCEN_NEEDS_SPAWN ? " (--spawn)" : "");
-	}
-	fprintf(f,
-	    "\n"
-	    "Without --spawn the Redis must run reactors serving --ns; "
-	    "lapse-bench\n"
-	    "deletes that namespace's keys between scenarios. Durations "
-	    "take units:\n"
-	    "250ms, 10s, 1m. Exit: 0 done, 1 a scenario failed or lost or "
-	    "duplicated\n"
-	    "events, 2 usage.\n");
-}
-
-/* A whole number in [min, max], decimal digits only. */
-static int
-parse_count(
-    const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (s[0] < '0' || s[0] > '9') {
-		bench_warnx("bad %s \"%s\": not a whole number", opt, s);
-		return (-1);
-	}
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*end != '\0') {
-		bench_warnx("bad %s \"%s\": not a whole number", opt, s);
-		return (-1);
-	}
-	if (errno == ERANGE || v < min || v > max) {
-		bench_warnx("bad %s \"%s\": must be %" PRIu64 " to %" PRIu64,
-		    opt, s, min, max);
-		return (-1);
-	}
-	*out = v;
-	return (0);
-}
-
-static int
-parse_duration(const char *opt, const char *s, uint64_t *out)
-{
-	char *cause;
-	uint64_t ms;
-
-	if (duration_parse(s, &ms, &cause) != 0) {
-		bench_warnx("bad %s: %s", opt, cause);
-		free(cause);
-		return (-1);
-	}
-	if (ms > DURATION_OPT_MAX_MS) {
-		bench_warnx("bad %s \"%s\": at most 1h", opt, s);
-		return (-1);
-	}
-	*out = ms;
-	return (0);
-}
-
-static const struct scen *
-scen_find(const char *name, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < NSCENS; i++) {
-		if (strlen(scens[i].name) == len &&
-		    strncmp(scens[i].name, name, len) == 0)
-			return (&scens[i]);
-	}
-	return (NULL);
-}
-
-/* Check the scenario list: known names, usable in this mode. */
-static int
-check_scenarios(const struct opts *o)
-{
-	const struct scen *s;
-	const char *p, *q;
-	size_t len;
-
-	for (p = o->scenarios;; p = q + 1) {
-		q = strchr(p, ',');
-		len = q == NULL ? strlen(p) : (size_t)(q - p);
-		s = scen_find(p, len);
-		if (s == NULL) {
-			bench_warnx("unknown scenario \"%.*s\" (lapse-bench -h "
-			            "lists them)",
-			    (int)len, p);
-			return (-1);
-		}
-		if ((s->flags & SCEN_NEEDS_SPAWN) && o->spawn == 0) {
-			bench_warnx(
-			    "scenario %s starts its own reactors: it needs "
-			    "--spawn",
-			    s->name);
-			return (-1);
-		}
-		if (s->kind == SCEN_RATE && s->rate == 0 && o->rate == 0) {
-			bench_warnx("scenario custom needs --rate");
-			return (-1);
-		}
-		if (q == NULL)
-			break;
-	}
-	return (0);
-}
-
-enum {
-	OPT_REDIS_SERVER = 256,
-	OPT_LAPSED,
-	OPT_SCENARIO,
-	OPT_RATE,
-	OPT_DURATION,
-	OPT_PROBE,
-	OPT_DELAY,
-	OPT_GRACE,
-	OPT_MAX_LATE,
-	OPT_MAX_START,
-	OPT_PAYLOAD,
-	OPT_MEM_EVENTS,
-	OPT_BIG,
-	OPT_DRAIN_EVENTS,
-	OPT_SWEEP_INTERVAL,
-	OPT_SWEEP_BATCH,
-	OPT_STREAM_MAXLEN,
-	OPT_HORIZON,
-	OPT_NS,
-	OPT_PID,
-	OPT_JSON,
-	OPT_JSON_FILE,
-	OPT_KEEP,
-};
-
-/* Parse argv into o. Returns 0, 1 when the program is done (-h, -V), or
- * -1 after printing why (exit 2). */
-static int
-opts_parse(int argc, char **argv, struct opts *o)
-{
-	static const struct option longopts[] = {
-		{ "redis", required_argument, NULL, 'r' },
-		{ "spawn", required_argument, NULL, 's' },
-		{ "redis-server", required_argument, NULL, OPT_REDIS_SERVER },
-		{ "lapsed", required_argument, NULL, OPT_LAPSED },
-		{ "scenario", required_argument, NULL, OPT_SCENARIO },
-		{ "rate", required_argument, NULL, OPT_RATE },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "probe-duration", required_argument, NULL, OPT_PROBE },
-		{ "delay", required_argument, NULL, OPT_DELAY },
-		{ "grace", required_argument, NULL, OPT_GRACE },
-		{ "max-late", required_argument, NULL, OPT_MAX_LATE },
-		{ "max-start", required_argument, NULL, OPT_MAX_START },
-		{ "payload", required_argument, NULL, OPT_PAYLOAD },
-		{ "mem-events", required_argument, NULL, OPT_MEM_EVENTS },
-		{ "big", required_argument, NULL, OPT_BIG },
-		{ "drain-events", required_argument, NULL, OPT_DRAIN_EVENTS },
-		{ "sweep-interval", required_argument, NULL,
-		    OPT_SWEEP_INTERVAL },
-		{ "sweep-batch", required_argument, NULL, OPT_SWEEP_BATCH },
-		{ "stream-maxlen", required_argument, NULL, OPT_STREAM_MAXLEN },
-		{ "trigger-horizon", required_argument, NULL, OPT_HORIZON },
-		{ "ns", required_argument, NULL, OPT_NS },
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "json-file", required_argument, NULL, OPT_JSON_FILE },
-		{ "keep", no_argument, NULL, OPT_KEEP },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t v;
-	char *cause, why[128];
-	int ch;
-
-	memset(o, 0, sizeof *o);
-	o->duration_ms = 10000;
-	o->probe_ms = 5000;
-	o->delay_ms = 1000;
-	o->grace_ms = 5000;
-	o->max_late_ms = 1000;
-	o->max_start = 25000;
-	o->payload_len = 100;
-	o->mem_events = 20000;
-	o->big = 1000000;
-	o->drain_events = 500000;
-	o->sweep_interval_ms = CONF_SWEEP_INTERVAL_MS;
-	o->sweep_batch = CONF_SWEEP_BATCH;
-	o->stream_maxlen = CONF_STREAM_MAXLEN;
-	o->ns = "bench";
-
-	opterr = 0;
-	while (
-	    (ch = getopt_long(argc, argv, ":r:s:qVh", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'r':
-			o->url_string = optarg;
-			break;
-		case 's':
-			if (parse_count("--spawn", optarg, 1, SPAWN_MAX, &v))
-				return (-1);
-			o->spawn = (int)v;
-			break;
-		case OPT_REDIS_SERVER:
-			o->redis_server = optarg;
-			break;
-		case OPT_LAPSED:
-			o->lapsed = optarg;
-			break;
-		case OPT_SCENARIO:
-			o->scenarios = optarg;
-			break;
-		case OPT_RATE:
-			if (parse_count(
-			        "--rate", optarg, 1, RATE_MAX, &o->rate))
-				return (-1);
-			break;
-		case OPT_DURATION:
-			if (parse_duration(
-			        "--duration", optarg, &o->duration_ms))
-				return (-1);
-			break;
-		case OPT_PROBE:
-			if (parse_duration(
-			        "--probe-duration", optarg, &o->probe_ms))
-				return (-1);
-			break;
-		case OPT_DELAY:
-			if (parse_duration("--delay", optarg, &o->delay_ms))
-				return (-1);
-			break;
-		case OPT_GRACE:
-			if (parse_duration("--grace", optarg, &o->grace_ms))
-				return (-1);
-			break;
-		case OPT_MAX_LATE:
-			if (parse_duration(
-			        "--max-late", optarg, &o->max_late_ms))
-				return (-1);
-			break;
-		case OPT_MAX_START:
-			if (parse_count("--max-start", optarg, MAX_RATE_FLOOR,
-			        MAX_RATE_CAP, &o->max_start))
-				return (-1);
-			break;
-		case OPT_PAYLOAD:
-			if (parse_count(
-			        "--payload", optarg, 0, PAYLOAD_MAX, &v))
-				return (-1);
-			o->payload_len = (size_t)v;
-			break;
-		case OPT_MEM_EVENTS:
-			if (parse_count("--mem-events", optarg, 0, BIG_MAX,
-			        &o->mem_events))
-				return (-1);
-			break;
-		case OPT_BIG:
-			if (parse_count("--big", optarg, 1, BIG_MAX, &o->big))
-				return (-1);
-			break;
-		case OPT_DRAIN_EVENTS:
-			if (parse_count("--drain-events", optarg, 1,
-			        RUN_EVENTS_MAX, &o->drain_events))
-				return (-1);
-			break;
-		case OPT_SWEEP_INTERVAL:
-			if (parse_duration("--sweep-interval", optarg,
-			        &o->sweep_interval_ms))
-				return (-1);
-			if (o->sweep_interval_ms < CONF_SWEEP_INTERVAL_MIN_MS) {
-				bench_warnx(
-				    "bad --sweep-interval \"%s\": at least "
-				    "%dms",
-				    optarg, CONF_SWEEP_INTERVAL_MIN_MS);
-				return (-1);
-			}
-			break;
-		case OPT_SWEEP_BATCH:
-			if (parse_count("--sweep-batch", optarg, 1,
-			        CONF_SWEEP_BATCH_MAX, &v))
-				return (-1);
-			o->sweep_batch = (unsigned int)v;
-			break;
-		case OPT_STREAM_MAXLEN:
-			if (parse_count("--stream-maxlen", optarg, 0,
-			        CONF_STREAM_MAXLEN_MAX, &o->stream_maxlen))
-				return (-1);
-			break;
-		case OPT_HORIZON:
-			if (strcmp(optarg, "none") == 0) {
-				o->horizon_ms = 0;
-				break;
-			}
-			if (parse_duration("--trigger-horizon", optarg,
-			        &o->horizon_ms) != 0)
-				return (-1);
-			if (o->horizon_ms < CONF_TRIGGER_HORIZON_MIN_MS) {
-				bench_warnx("bad --trigger-horizon \"%s\": at "
-				            "least 1s, or none",
-				    optarg);
-				return (-1);
-			}
-			break;
-		case OPT_NS:
-			if (names_check_ns(optarg, &cause) != 0) {
-				bench_warnx("--ns: %s", cause);
-				free(cause);
-				return (-1);
-			}
-			o->ns = optarg;
-			break;
-		case OPT_PID:
-			if (parse_count("--pid", optarg, 1, INT_MAX, &v))
-				return (-1);
-			if (kill((pid_t)v, 0) != 0 && errno == ESRCH) {
-				bench_warnx(
-				    "bad --pid %s: no such process", optarg);
-				return (-1);
-			}
-			o->pids = xreallocarray(
-			    o->pids, o->npids + 1, sizeof *o->pids);
-			o->pids[o->npids++] = (pid_t)v;
-			break;
-		case OPT_JSON:
-			o->json = 1;
-			break;
-		case OPT_JSON_FILE:
-			o->json_file = optarg;
-			break;
-		case OPT_KEEP:
-			o->keep = 1;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'V':
-			printf("lapse-bench %s\n", PACKAGE_VERSION);
-			return (1);
-		case 'h':
-			usage(stdout);
-			return (1);
-		default:
-			bench_warnx("%s",
-			    cmdline_option_error(
-			        ch, argv, optind, longopts, why, sizeof why));
-			return (-1);
-		}
-	}
-	if (optind != argc) {
-		bench_warnx("unexpected argument \"%s\"", argv[optind]);
-		return (-1);
-	}
-	if (o->spawn != 0 && o->url_string != NULL) {
-		bench_warnx("--spawn and --redis exclude each other");
-		return (-1);
-	}
-	if (o->spawn != 0 && o->npids != 0) {
-		bench_warnx("--pid is for reactors lapse-bench did not start; "
-		            "not with --spawn");
-		return (-1);
-	}
-	if (o->spawn == 0 &&
-	    (o->redis_server != NULL || o->lapsed != NULL || o->keep ||
-	        o->horizon_ms != 0)) {
-		bench_warnx("--redis-server, --lapsed, --keep and "
-		            "--trigger-horizon need --spawn");
-		return (-1);
-	}
-	if (o->rate != 0 && o->scenarios == NULL)
-		o->scenarios = "custom";
-	if (o->rate != 0 &&
-	    o->rate * (o->duration_ms / 1000 + 1) > RUN_EVENTS_MAX) {
-		bench_warnx("--rate %" PRIu64 " for --duration %" PRIu64
-		            " ms is "
-		            "more than %d events",
-		    o->rate, o->duration_ms, RUN_EVENTS_MAX);
-		return (-1);
-	}
-	if (o->duration_ms < 100 || o->probe_ms < 100) {
-		bench_warnx("--duration and --probe-duration must be at least "
-		            "100ms");
-		return (-1);
-	}
-	if (o->scenarios != NULL && check_scenarios(o) != 0)
-		return (-1);
-	return (0);
-}
-
-/* --- histograms ---------------------------------------------------------- */
-
-static void
-hist_init(struct hist *h)
-{
-	h->bin = xcalloc(HIST_MS, sizeof *h->bin);
-	h->n = 0;
-	h->over = 0;
-	h->max = -1;
-}
-
-static void
-hist_free(struct hist *h)
-{
-	free(h->bin);
-	h->bin = NULL;
-}
-
-static void
-hist_add(struct hist *h, int64_t ms)
-{
-	if (ms < HIST_MS)
-		h->bin[ms]++;
-	else
-		h->over++;
-	h->n++;
-	if (ms > h->max)
-		h->max = ms;
-}
-
-/* The smallest value with at least per_mille/1000 of the samples at or
- * below it; beyond the bins, the maximum. */
-static int64_t
-hist_quantile(const struct hist *h, unsigned int per_mille)
-{
-	uint64_t rank, sum = 0;
-	int64_t ms;
-
-	if (h->n == 0)
-		return (-1);
-	rank = (h->n * per_mille + 999) / 1000;
-	if (rank == 0)
-		rank = 1;
-	for (ms = 0; ms < HIST_MS; ms++) {
-		sum += h->bin[ms];
-		if (sum >= rank)
-			return (ms);
-	}
-	return (h->max);
-}
-
-static void
-hist_summary(const struct hist *h, struct lat *l)
-{
-	l->n = h->n;
-	l->p50 = hist_quantile(h, 500);
-	l->p90 = hist_quantile(h, 900);
-	l->p99 = hist_quantile(h, 990);
-	l->p999 = hist_quantile(h, 999);
-	l->max = h->n == 0 ? -1 : h->max;
-}
-
-/* --- processes: /proc, spawning, stopping ------------------------------- */
-
-/*
- * utime + stime of pid, in clock ticks, and (when faults is not NULL) its
- * minor page faults; -1 when they cannot be read.
- */
-static long long
-proc_cpu_ticks(pid_t pid, long long *faults)
-{
-	char path[64], buf[2048], *p;
-	unsigned long long minflt, ut, st;
-	ssize_t n;
-	int fd, i;
-
-	if (faults != NULL)
-		*faults = -1;
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
-		return (-1);
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return (-1);
-	buf[n] = '\0';
-	/* The command name may hold spaces and parentheses: skip past the
-	 * last ')'. Then come fields 3 (state) to 9; 10 is minflt, 14 and
-	 * 15 are utime and stime. */
-	p = strrchr(buf, ')');
-	if (p == NULL)
-		return (-1);
-	p++;
-	for (i = 3; i <= 9; i++) {
-		p = strchr(p + 1, ' ');
-		if (p == NULL)
-			return (-1);
-	}
-	if (sscanf(p, " %llu %*u %*u %*u %llu %llu", &minflt, &ut, &st) != 3)
-		return (-1);
-	if (faults != NULL)
-		*faults = (long long)minflt;
-	return ((long long)(ut + st));
-}
-
-/* Peak resident set (VmHWM) of pid in kB; -1 when it cannot be read. */
-static long
-proc_hwm_kb(pid_t pid)
-{
-	char path[64], line[256];
-	FILE *f;
-	long kb = -1;
-
-	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return (-1);
-	while (fgets(line, sizeof line, f) != NULL) {
-		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
-			break;
-	}
-	fclose(f);
-	return (kb);
-}
-
-static int
-path_executable(const char *path)
-{
-	struct stat sb;
-
-	return (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    access(path, X_OK) == 0);
-}
-
-/* name itself when it has a '/', else its first executable in $PATH.
- * Returns a new string, or NULL. */
-static char *
-path_find(const char *name)
-{
-	const char *path, *p, *q;
-	char *cand;
-	size_t len;
-
-	if (strchr(name, '/') != NULL)
-		return (path_executable(name) ? xstrdup(name) : NULL);
-	path = getenv("PATH");
-	if (path == NULL)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (p = path;; p = q + 1) {
-		q = strchr(p, ':');
-		len = q == NULL ? strlen(p) : (size_t)(q - p);
-		xasprintf(&cand, "%.*s/%s", (int)len, len == 0 ? "." : p, name);
-		if (path_executable(cand))
-			return (cand);
-		free(cand);
-		if (q == NULL)
-			return (NULL);
-	}
-}
+/* --- processes ---------------------------------------------------------- */
 
 /* lapsed next to this program (../src/lapsed, as built in the tree),
  * else from $PATH. */
@@ -1052,202 +280,12 @@ path_lapsed(void)
 		if (slash != NULL) {
 			*slash = '\0';
 			xasprintf(&cand, "%s/../src/lapsed", self);
-			if (path_executable(cand))
+			if (child_executable(cand))
 				return (cand);
 			free(cand);
 		}
 	}
-	return (path_find("lapsed"));
-}
-
-/*
- * Start the program at path (absolute or relative, never searched) with
- * argv, stdin from /dev/null and stdout and stderr appended to out. It
- * gets a process group of its own, so that a ^C at the terminal reaches
- * lapse-bench alone, which then stops its children in order; and it is
- * killed if lapse-bench dies. Exec failures come back through a
- * close-on-exec pipe. Returns 0 and *pidp, or -1 with *cause.
- */
-static int
-child_spawn(const char *path, const char *const argv[], const char *out,
-    pid_t *pidp, char **cause)
-{
-	pid_t pid, parent = getpid();
-	int fds[2], in, fd, err = 0;
-	ssize_t n;
-
-	in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	fd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (in == -1 || fd == -1 || pipe2(fds, O_CLOEXEC) == -1) {
-		xasprintf(cause, "cannot start %s: %s", path, strerror(errno));
-		if (in != -1)
-			close(in);
-		if (fd != -1)
-			close(fd);
-		return (-1);
-	}
-	pid = fork();
-	if (pid == -1) {
-		xasprintf(
-		    cause, "cannot start %s: fork: %s", path, strerror(errno));
-		close(in);
-		close(fd);
-		close(fds[0]);
-		close(fds[1]);
-		return (-1);
-	}
-	if (pid == 0) {
-		/* Only async-signal-safe calls: another thread may run. */
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (dup2(in, 0) == -1 || dup2(fd, 1) == -1 ||
-		    dup2(fd, 2) == -1) {
-			err = errno;
-			(void)!write(fds[1], &err, sizeof err);
-			_exit(127);
-		}
-		execv(path, (char *const *)argv);
-		err = errno;
-		(void)!write(fds[1], &err, sizeof err);
-		_exit(127);
-	}
-	close(in);
-	close(fd);
-	close(fds[1]);
-	do
-		n = read(fds[0], &err, sizeof err);
-	while (n == -1 && errno == EINTR);
-	close(fds[0]);
-	if (n == (ssize_t)sizeof err) {
-		waitpid(pid, NULL, 0);
-		xasprintf(cause, "cannot start %s: %s", path, strerror(err));
-		return (-1);
-	}
-	*pidp = pid;
-	return (0);
-}
-
-/* 1 while pid (a child) runs; 0 once it has exited (reaped, status in
- * *status when not NULL). */
-static int
-child_alive(pid_t pid, int *status)
-{
-	int st;
-	pid_t r;
-
-	do
-		r = waitpid(pid, &st, WNOHANG);
-	while (r == -1 && errno == EINTR);
-	if (r == 0)
-		return (1);
-	if (status != NULL)
-		*status = r == pid ? st : -1;
-	return (0);
-}
-
-/* Send sig, wait up to STOP_WAIT_US, then SIGKILL. Returns the wait
- * status. */
-static int
-child_stop(pid_t pid, int sig)
-{
-	uint64_t until = clock_mono_us() + STOP_WAIT_US;
-	int status = -1;
-
-	kill(pid, sig);
-	while (child_alive(pid, &status)) {
-		if (clock_mono_us() > until) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			break;
-		}
-		sleep_us(POLL_US);
-	}
-	return (status);
-}
-
-static void
-status_string(int status, char *buf, size_t len)
-{
-	if (WIFEXITED(status))
-		snprintf(buf, len, "exit %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, len, "signal %d", WTERMSIG(status));
-	else
-		snprintf(buf, len, "status %d", status);
-}
-
-/* The last line of a file, for messages about a child that failed. */
-static char *
-file_last_line(const char *path)
-{
-	char line[512], last[512] = "";
-	FILE *f;
-
-	f = fopen(path, "re");
-	if (f == NULL)
-		return (xstrdup(""));
-	while (fgets(line, sizeof line, f) != NULL) {
-		if (line[0] != '\n')
-			memcpy(last, line, sizeof last);
-	}
-	fclose(f);
-	last[strcspn(last, "\r\n")] = '\0';
-	return (xstrdup(last));
-}
-
-/* 1 when the file at path holds needle. */
-static int
-file_contains(const char *path, const char *needle)
-{
-	char line[1024];
-	FILE *f;
-	int found = 0;
-
-	f = fopen(path, "re");
-	if (f == NULL)
-		return (0);
-	while (!found && fgets(line, sizeof line, f) != NULL)
-		found = strstr(line, needle) != NULL;
-	fclose(f);
-	return (found);
-}
-
-/* Run path with one argument and capture the first line it prints. */
-static void
-program_version(const char *path, const char *arg, char *buf, size_t len)
-{
-	const char *argv[3];
-	char *out, *cause;
-	pid_t pid;
-	FILE *f;
-
-	snprintf(buf, len, "unknown");
-	argv[0] = path;
-	argv[1] = arg;
-	argv[2] = NULL;
-	out = NULL;
-	xasprintf(&out, "/tmp/lapse-bench-version.%ld", (long)getpid());
-	unlink(out);
-	if (child_spawn(path, argv, out, &pid, &cause) != 0) {
-		free(cause);
-		free(out);
-		return;
-	}
-	waitpid(pid, NULL, 0);
-	f = fopen(out, "re");
-	if (f != NULL) {
-		if (fgets(buf, (int)len, f) == NULL)
-			snprintf(buf, len, "unknown");
-		buf[strcspn(buf, "\r\n")] = '\0';
-		fclose(f);
-	}
-	unlink(out);
-	free(out);
+	return (child_find("lapsed"));
 }
 
 /* --- Redis --------------------------------------------------------------- */
@@ -1635,7 +673,7 @@ sched_run(struct sched *s, uint64_t *took_us, char **cause)
 
 	start = clock_mono_us();
 	while (i < run->total) {
-		if (interrupted) {
+		if (bench_interrupted) {
 			xasprintf(cause, "interrupted");
 			return (-1);
 		}
@@ -1666,7 +704,7 @@ sched_run(struct sched *s, uint64_t *took_us, char **cause)
 		next = start + i * 1000000 / run->rate;
 		now = clock_mono_us();
 		if (next > now)
-			sleep_us(next - now);
+			bench_sleep_us(next - now);
 	}
 	if (sched_collect(s, 0, cause) != 0)
 		return (-1);
@@ -1859,7 +897,7 @@ consumer_main(void *arg)
 		now = clock_mono_us();
 		if (stop)
 			break;
-		if (interrupted) {
+		if (bench_interrupted) {
 			xasprintf(&cs->cause, "interrupted");
 			break;
 		}
@@ -1935,26 +973,16 @@ reactors_hwm(const struct bench *b)
 	size_t i;
 
 	for (i = 0; i < (size_t)b->nreactors; i++) {
-		kb = proc_hwm_kb(b->reactors[i].pid);
+		kb = proc_peak_rss_kb(b->reactors[i].pid);
 		if (kb > max)
 			max = kb;
 	}
 	for (i = 0; i < b->o.npids; i++) {
-		kb = proc_hwm_kb(b->o.pids[i]);
+		kb = proc_peak_rss_kb(b->o.pids[i]);
 		if (kb > max)
 			max = kb;
 	}
 	return (max);
-}
-
-static double
-self_cpu_us(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ((double)ru.ru_utime.tv_sec * 1e6 + ru.ru_utime.tv_usec +
-	    (double)ru.ru_stime.tv_sec * 1e6 + ru.ru_stime.tv_usec);
 }
 
 /*
@@ -2073,7 +1101,7 @@ cpu_sample(const struct bench *b, struct cpu_sample *cs)
 	cs->redis = cs->redis_faults = -1;
 	if (b->redis_pid > 0)
 		cs->redis = proc_cpu_ticks(b->redis_pid, &cs->redis_faults);
-	cs->self_us = self_cpu_us();
+	cs->self_us = proc_self_cpu_us();
 	cmdstats_read(b->stats, &cs->cmd);
 }
 
@@ -2129,8 +1157,8 @@ reactors_start(struct bench *b, const struct run_spec *spec, char **cause)
 		fprintf(f, "[redis]\nurl = unix://%s/redis.sock\n\n", b->dir);
 		fprintf(f, "[lapsed]\nsweep-interval = %s\n",
 		    duration_format(b->o.sweep_interval_ms, dur, sizeof dur));
-		fprintf(f, "sweep-batch = %u\nlog = %s\n", b->o.sweep_batch,
-		    ch->log);
+		fprintf(f, "sweep-batch = %" PRIu64 "\nlog = %s\n",
+		    b->o.sweep_batch, ch->log);
 		/* Written only when it is not the default, so that a
 		 * lapsed without the key still runs the other scenarios. */
 		if (paths != CONF_PATHS_ALL) {
@@ -2163,27 +1191,29 @@ reactors_start(struct bench *b, const struct run_spec *spec, char **cause)
 			return (-1);
 		b->nreactors = i + 1;
 	}
-	until = clock_mono_us() + START_WAIT_US;
+	until = clock_mono_us() + CHILD_START_WAIT_US;
 	for (i = 0; i < n; i++) {
 		ch = &b->reactors[i];
-		while (!file_contains(ch->log, "listening for expired keys") ||
-		    !file_contains(ch->log, "redis command: connected")) {
+		while (!child_log_contains(
+		           ch->log, "listening for expired keys") ||
+		    !child_log_contains(ch->log, "redis command: connected")) {
 			if (!child_alive(ch->pid, &status)) {
 				ch->pid = -1;
-				last = file_last_line(ch->log);
+				last = child_log_last_line(ch->log);
 				xasprintf(cause,
 				    "lapsed %d exited at start: %s", i, last);
 				free(last);
 				return (-1);
 			}
-			if (clock_mono_us() > until || interrupted) {
+			if (clock_mono_us() > until || bench_interrupted) {
 				xasprintf(cause,
 				    "lapsed %d was not ready "
 				    "within %llu s (see %s)",
-				    i, START_WAIT_US / 1000000ULL, ch->log);
+				    i, CHILD_START_WAIT_US / 1000000ULL,
+				    ch->log);
 				return (-1);
 			}
-			sleep_us(POLL_US);
+			bench_sleep_us(CHILD_POLL_US);
 		}
 	}
 	return (0);
@@ -2203,8 +1233,8 @@ reactors_stop(struct bench *b, char **cause)
 			status = child_stop(ch->pid, SIGTERM);
 			if (rc == 0 &&
 			    (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-				status_string(status, st, sizeof st);
-				last = file_last_line(ch->log);
+				child_status_string(status, st, sizeof st);
+				last = child_log_last_line(ch->log);
 				xasprintf(cause,
 				    "lapsed %d stopped with %s: %s", i, st,
 				    last);
@@ -2238,8 +1268,8 @@ reactors_alive(struct bench *b, char **cause)
 		ch = &b->reactors[i];
 		if (ch->pid > 0 && !child_alive(ch->pid, &status)) {
 			ch->pid = -1;
-			status_string(status, st, sizeof st);
-			last = file_last_line(ch->log);
+			child_status_string(status, st, sizeof st);
+			last = child_log_last_line(ch->log);
 			xasprintf(
 			    cause, "lapsed %d died (%s): %s", i, st, last);
 			free(last);
@@ -2477,7 +1507,7 @@ run_once(struct bench *b, const struct run_spec *spec, struct result *res,
 	else
 		res->sustained = (double)cs.fired;
 	for (k = 0; k < LAT_N; k++)
-		hist_summary(&cs.hist[k], &res->lat[k]);
+		hist_summarize(&cs.hist[k], &res->lat[k]);
 	if (cmd_integer(b->c, &zcard, cause, "ZCARD", run.key_due, NULL) != 0)
 		goto out;
 	res->left = (uint64_t)zcard;
@@ -2532,7 +1562,7 @@ bg_keys(struct bench *b, uint64_t n, int del, char **cause)
 
 	names = xcalloc(PIPE_BATCH, sizeof *names);
 	while (i < n) {
-		if (interrupted) {
+		if (bench_interrupted) {
 			xasprintf(cause, "interrupted");
 			free(names);
 			return (-1);
@@ -2631,8 +1661,8 @@ static uint64_t
 round_rate(uint64_t rate)
 {
 	rate = (rate + 500) / 1000 * 1000;
-	if (rate < MAX_RATE_FLOOR)
-		rate = MAX_RATE_FLOOR;
+	if (rate < SCENARIO_MAX_RATE_FLOOR)
+		rate = SCENARIO_MAX_RATE_FLOOR;
 	return (rate);
 }
 
@@ -2651,7 +1681,7 @@ scenario_max(
 	size_t best = SIZE_MAX;
 
 	row->probes = xcalloc(MAX_PROBES, sizeof *row->probes);
-	while (row->nprobes < MAX_PROBES && !interrupted) {
+	while (row->nprobes < MAX_PROBES && !bench_interrupted) {
 		if (ns_clean(b, spec->ns, cause) != 0)
 			return (-1);
 		spec->rate = rate;
@@ -2677,14 +1707,14 @@ scenario_max(
 		if (good != 0 && bad != 0 && bad - good <= good / 10)
 			break;
 		next = round_rate(next);
-		if (next > MAX_RATE_CAP || next == rate ||
-		    (good == 0 && rate == MAX_RATE_FLOOR))
+		if (next > SCENARIO_MAX_RATE_CAP || next == rate ||
+		    (good == 0 && rate == SCENARIO_MAX_RATE_FLOOR))
 			break;
 		rate = next;
 	}
 	if (best == SIZE_MAX) {
 		xasprintf(cause, "no rate from %d/s up was sustainable",
-		    MAX_RATE_FLOOR);
+		    SCENARIO_MAX_RATE_FLOOR);
 		return (-1);
 	}
 	result_copy(&row->res, &row->probes[best]);
@@ -2693,7 +1723,7 @@ scenario_max(
 
 /* Run scenario def into row. Errors end up in row->error. */
 static void
-scenario_run(struct bench *b, const struct scen *def, struct row *row)
+scenario_run(struct bench *b, const struct scenario *def, struct row *row)
 {
 	struct run_spec spec;
 	char *cause = NULL;
@@ -2708,11 +1738,11 @@ scenario_run(struct bench *b, const struct scen *def, struct row *row)
 	if (def->reactors != 0)
 		row->reactors = def->reactors;
 	else if (b->o.spawn != 0)
-		row->reactors = b->o.spawn;
+		row->reactors = (int)b->o.spawn;
 	else
 		row->reactors = (int)b->o.npids;
 	row->duration_ms =
-	    def->kind == SCEN_MAX ? b->o.probe_ms : b->o.duration_ms;
+	    def->kind == SCENARIO_MAX ? b->o.probe_ms : b->o.duration_ms;
 
 	memset(&spec, 0, sizeof spec);
 	spec.ns = b->o.spawn != 0 ? def->name : b->o.ns;
@@ -2749,7 +1779,7 @@ scenario_run(struct bench *b, const struct scen *def, struct row *row)
 	}
 
 	switch (def->kind) {
-	case SCEN_RATE:
+	case SCENARIO_RATE:
 		rate = def->rate != 0 ? def->rate : b->o.rate;
 		spec.rate = rate;
 		spec.total = rate * row->duration_ms / 1000;
@@ -2757,13 +1787,13 @@ scenario_run(struct bench *b, const struct scen *def, struct row *row)
 			spec.total = 1;
 		rc = run_once(b, &spec, &row->res, &cause);
 		break;
-	case SCEN_DRAIN:
+	case SCENARIO_DRAIN:
 		row->duration_ms = 0;
 		spec.rate = 0;
 		spec.total = b->o.drain_events;
 		rc = run_once(b, &spec, &row->res, &cause);
 		break;
-	case SCEN_MAX:
+	case SCENARIO_MAX:
 		rc = scenario_max(b, row, &spec, &cause);
 		break;
 	}
@@ -3008,7 +2038,7 @@ ceil_pipeline(struct bench *b, const char *fmtcmd, size_t fmtlen, double *out,
 		}
 		calls += CEIL_PIPELINE;
 		now = clock_mono_us();
-	} while (now - t0 < CEIL_RUN_US && !interrupted);
+	} while (now - t0 < CEIL_RUN_US && !bench_interrupted);
 	*out = (double)calls * 1e6 / (double)(now - t0);
 	return (0);
 }
@@ -3091,7 +2121,7 @@ ceil_schedule(struct bench *b, const char *ns, double *out, char **cause)
 			if (sched_collect(&s, 0, cause) != 0)
 				goto out;
 			now = clock_mono_us();
-		} while (now - t0 < CEIL_RUN_US && !interrupted);
+		} while (now - t0 < CEIL_RUN_US && !bench_interrupted);
 		v[i] = (double)n * 1e6 / (double)(now - t0);
 	}
 	cmdstats_read(b->stats, &st1);
@@ -3127,55 +2157,6 @@ ceilings(struct bench *b, char **cause)
 }
 
 /* --- output -------------------------------------------------------------- */
-
-struct machine {
-	char cpu[128];
-	long ncpu;
-	char kernel[128];
-};
-
-static void
-machine_read(struct machine *m)
-{
-	char line[512], *p;
-	struct utsname u;
-	FILE *f;
-
-	snprintf(m->cpu, sizeof m->cpu, "unknown");
-	f = fopen("/proc/cpuinfo", "re");
-	if (f != NULL) {
-		while (fgets(line, sizeof line, f) != NULL) {
-			if (strncmp(line, "model name", 10) != 0)
-				continue;
-			p = strchr(line, ':');
-			if (p == NULL)
-				continue;
-			p += strspn(p + 1, " \t") + 1;
-			p[strcspn(p, "\r\n")] = '\0';
-			snprintf(m->cpu, sizeof m->cpu, "%s", p);
-			break;
-		}
-		fclose(f);
-	}
-	m->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	if (uname(&u) == 0)
-		snprintf(m->kernel, sizeof m->kernel, "%.60s %.60s", u.sysname,
-		    u.release);
-	else
-		snprintf(m->kernel, sizeof m->kernel, "unknown");
-}
-
-static const char *
-paths_name(unsigned int paths)
-{
-	if (paths == CONF_PATHS_ALL)
-		return ("all");
-	if (paths == CONF_PATH_EXPIRED)
-		return ("expired");
-	if (paths == (CONF_PATH_TIMER | CONF_PATH_SWEEP))
-		return ("tim+swp");
-	return ("some");
-}
 
 static char *
 fmt_i(char *buf, size_t len, int64_t v)
@@ -3214,12 +2195,12 @@ print_costs(const struct cmdcost *c, size_t n)
 	"%6s %7s\n"
 
 static void
-print_table(struct bench *b, const struct machine *m)
+print_table(struct bench *b, const struct proc_machine *m)
 {
 	char t[16][32];
 	const struct row *row;
 	const struct result *res;
-	const struct lat *l;
+	const struct hist_summary *l;
 	char dur[DURATION_BUFSIZE], hdur[DURATION_BUFSIZE];
 	size_t i;
 	int k, header = 0;
@@ -3228,8 +2209,8 @@ print_table(struct bench *b, const struct machine *m)
 	    b->lapsed_version, b->redis_version,
 	    b->redis_spawned ? " (spawned: unix socket, no persistence)" : "");
 	printf("machine: %s, %ld CPUs, %s\n", m->cpu, m->ncpu, m->kernel);
-	printf("events due %" PRIu64 " ms after scheduling, %zu-byte "
-	       "payload; reactors: sweep-interval %s, sweep-batch %u, "
+	printf("events due %" PRIu64 " ms after scheduling, %" PRIu64 "-byte "
+	       "payload; reactors: sweep-interval %s, sweep-batch %" PRIu64 ", "
 	       "stream-maxlen %" PRIu64 "%s%s\n\n",
 	    b->o.delay_ms, b->o.payload_len,
 	    duration_format(b->o.sweep_interval_ms, dur, sizeof dur),
@@ -3267,12 +2248,13 @@ print_table(struct bench *b, const struct machine *m)
 		snprintf(t[0], sizeof t[0], "%d", row->reactors);
 		if (row->reactors == 0)
 			snprintf(t[0], sizeof t[0], "?");
-		if (row->def->kind == SCEN_DRAIN)
+		if (row->def->kind == SCENARIO_DRAIN)
 			snprintf(t[1], sizeof t[1], "drain");
 		else
 			snprintf(t[1], sizeof t[1], "%" PRIu64, res->rate);
-		printf(ROW_FMT, row->def->name, t[0], paths_name(row->paths),
-		    t[1], fmt_f(t[2], sizeof t[2], res->sustained, 0),
+		printf(ROW_FMT, row->def->name, t[0],
+		    scenario_paths_name(row->paths), t[1],
+		    fmt_f(t[2], sizeof t[2], res->sustained, 0),
 		    fmt_f(t[3], sizeof t[3],
 		        b->ceil.move > 0 ? res->sustained * 100 / b->ceil.move
 		                         : -1,
@@ -3436,7 +2418,7 @@ static void
 json_result(
     struct jb *jb, cJSON *o, const struct bench *b, const struct result *res)
 {
-	const struct lat *l;
+	const struct hist_summary *l;
 	cJSON *lat, *one;
 	int k;
 
@@ -3507,7 +2489,7 @@ json_emit(struct bench *b, cJSON *o, struct jb *jb)
 }
 
 static int
-print_json(struct bench *b, const struct machine *m)
+print_json(struct bench *b, const struct proc_machine *m)
 {
 	const struct row *row;
 	struct jb jb;
@@ -3561,7 +2543,7 @@ print_json(struct bench *b, const struct machine *m)
 		jstr(&jb, o, "what", row->def->what);
 		jnum_or_null(&jb, o, "reactors",
 		    row->reactors == 0 ? -1 : row->reactors);
-		jstr(&jb, o, "paths", paths_name(row->paths));
+		jstr(&jb, o, "paths", scenario_paths_name(row->paths));
 		jnum(&jb, o, "duration_ms", (double)row->duration_ms);
 		if (row->big != 0)
 			jnum(&jb, o, "big", (double)row->big);
@@ -3658,7 +2640,7 @@ redis_spawn(struct bench *b, char **cause)
 	free(url);
 	free(sock);
 	free(out);
-	until = clock_mono_us() + START_WAIT_US;
+	until = clock_mono_us() + CHILD_START_WAIT_US;
 	for (;;) {
 		c = bench_connect(b, cause);
 		if (c != NULL) {
@@ -3668,8 +2650,8 @@ redis_spawn(struct bench *b, char **cause)
 		if (!child_alive(b->redis_pid, &status)) {
 			b->redis_pid = -1;
 			free(*cause);
-			out = file_last_line(logf);
-			status_string(status, st, sizeof st);
+			out = child_log_last_line(logf);
+			child_status_string(status, st, sizeof st);
 			xasprintf(cause,
 			    "redis-server exited at start (%s)%s%s", st,
 			    out[0] != '\0' ? ": " : "", out);
@@ -3677,13 +2659,13 @@ redis_spawn(struct bench *b, char **cause)
 			free(logf);
 			return (-1);
 		}
-		if (clock_mono_us() > until || interrupted) {
+		if (clock_mono_us() > until || bench_interrupted) {
 			free(logf);
 			return (-1);
 		}
 		free(*cause);
 		*cause = NULL;
-		sleep_us(POLL_US * 5);
+		bench_sleep_us(CHILD_POLL_US * 5);
 	}
 	free(logf);
 	return (0);
@@ -3694,9 +2676,8 @@ redis_spawn(struct bench *b, char **cause)
 static int
 bench_open(struct bench *b, char **cause)
 {
-	char path[64], comm[64], *v;
+	char *v;
 	long long pid;
-	FILE *f;
 	int local;
 
 	b->c = bench_connect(b, cause);
@@ -3721,13 +2702,8 @@ bench_open(struct bench *b, char **cause)
 		return (-1);
 	pid = strtoll(v, NULL, 10);
 	free(v);
-	snprintf(path, sizeof path, "/proc/%lld/comm", pid);
-	if (local && pid > 0 && (f = fopen(path, "re")) != NULL) {
-		if (fgets(comm, sizeof comm, f) != NULL &&
-		    strncmp(comm, "redis-server", 12) == 0)
-			b->redis_pid = (pid_t)pid;
-		fclose(f);
-	}
+	if (local && pid > 0 && proc_is_named((pid_t)pid, "redis-server"))
+		b->redis_pid = (pid_t)pid;
 	return (0);
 }
 
@@ -3767,33 +2743,13 @@ bench_close(struct bench *b)
 		fclose(b->json_out);
 }
 
-/* Whether scenario s runs: named in --scenario, or in the default set. */
-static int
-scen_selected(const struct bench *b, const struct scen *s)
-{
-	const char *p, *q;
-	size_t len;
-
-	if (b->o.scenarios == NULL)
-		return (
-		    (s->flags &
-		        (b->o.spawn != 0 ? SCEN_SPAWN : SCEN_EXTERNAL)) != 0);
-	for (p = b->o.scenarios;; p = q + 1) {
-		q = strchr(p, ',');
-		len = q == NULL ? strlen(p) : (size_t)(q - p);
-		if (strlen(s->name) == len && strncmp(s->name, p, len) == 0)
-			return (1);
-		if (q == NULL)
-			return (0);
-	}
-}
-
 int
 main(int argc, char **argv)
 {
 	struct bench b;
-	struct machine m;
-	struct sigaction sa;
+	struct proc_machine m;
+	const struct scenario *scens;
+	size_t nscens;
 	const char *env;
 	char *cause = NULL;
 	size_t i;
@@ -3806,12 +2762,7 @@ main(int argc, char **argv)
 		free(b.o.pids);
 		return (rc > 0 ? 0 : EXIT_USAGE);
 	}
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	bench_catch_signals();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	b.payload = xmalloc(b.o.payload_len + 1);
@@ -3832,17 +2783,17 @@ main(int argc, char **argv)
 
 	if (b.o.spawn != 0) {
 		b.redis_path =
-		    path_find(b.o.redis_server != NULL ? b.o.redis_server
-		                                       : "redis-server");
+		    child_find(b.o.redis_server != NULL ? b.o.redis_server
+		                                        : "redis-server");
 		b.lapsed_path =
-		    b.o.lapsed != NULL ? path_find(b.o.lapsed) : path_lapsed();
+		    b.o.lapsed != NULL ? child_find(b.o.lapsed) : path_lapsed();
 		if (b.redis_path == NULL || b.lapsed_path == NULL) {
 			bench_warnx("%s not found (--redis-server, --lapsed)",
 			    b.redis_path == NULL ? "redis-server" : "lapsed");
 			bench_close(&b);
 			return (EXIT_USAGE);
 		}
-		program_version(b.lapsed_path, "-V", b.lapsed_version,
+		child_version(b.lapsed_path, "-V", b.lapsed_version,
 		    sizeof b.lapsed_version);
 		if (redis_spawn(&b, &cause) != 0)
 			goto fail;
@@ -3865,14 +2816,16 @@ main(int argc, char **argv)
 	if (ceilings(&b, &cause) != 0)
 		goto fail;
 
-	b.rows = xcalloc(NSCENS, sizeof *b.rows);
-	for (i = 0; i < NSCENS && !interrupted; i++) {
-		if (!scen_selected(&b, &scens[i]))
+	scens = scenario_all(&nscens);
+	b.rows = xcalloc(nscens, sizeof *b.rows);
+	for (i = 0; i < nscens && !bench_interrupted; i++) {
+		if (!scenario_selected(
+		        &scens[i], b.o.scenarios, b.o.spawn != 0))
 			continue;
 		scenario_run(&b, &scens[i], &b.rows[b.nrows]);
 		b.nrows++;
 	}
-	machine_read(&m);
+	proc_machine_read(&m);
 	if (!b.o.json)
 		print_table(&b, &m);
 	if ((b.o.json || b.json_out != NULL) && print_json(&b, &m) != 0)
@@ -3883,7 +2836,7 @@ main(int argc, char **argv)
 		    b.rows[i].res.mismatched != 0)
 			status = EXIT_FAILED;
 	}
-	if (interrupted) {
+	if (bench_interrupted) {
 		bench_warnx("interrupted");
 		status = EXIT_FAILED;
 	}

@@ -1,0 +1,140 @@
+/*
+ * Readings from /proc/PID/stat, /proc/PID/status, /proc/PID/comm,
+ * /proc/cpuinfo, uname() and getrusage(). Files are read whole into small
+ * buffers; a reading that cannot be made is reported, never guessed.
+ */
+#include "config.h"
+
+#include <sys/resource.h>
+#include <sys/utsname.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+long long
+proc_cpu_ticks(pid_t pid, long long *faults)
+{
+	char path[64], buf[2048], *p;
+	unsigned long long minflt, ut, st;
+	ssize_t n;
+	int fd, i;
+
+	if (faults != NULL)
+		*faults = -1;
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return (-1);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return (-1);
+	buf[n] = '\0';
+	/* The command name may hold spaces and parentheses: skip past the
+	 * last ')'. Then come fields 3 (state) to 9; 10 is minflt, 14 and
+	 * 15 are utime and stime. */
+	p = strrchr(buf, ')');
+	if (p == NULL)
+		return (-1);
+	p++;
+	for (i = 3; i <= 9; i++) {
+		p = strchr(p + 1, ' ');
+		if (p == NULL)
+			return (-1);
+	}
+	if (sscanf(p, " %llu %*u %*u %*u %llu %llu", &minflt, &ut, &st) != 3)
+		return (-1);
+	if (faults != NULL)
+		*faults = (long long)minflt;
+	return ((long long)(ut + st));
+}
+
+long
+proc_peak_rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+	long kb = -1;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return (-1);
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return (kb);
+}
+
+int
+proc_is_named(pid_t pid, const char *name)
+{
+	char path[64], comm[64];
+	FILE *f;
+	int is = 0;
+
+	snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return (0);
+	if (fgets(comm, sizeof comm, f) != NULL &&
+	    strncmp(comm, name, strlen(name)) == 0)
+		is = 1;
+	fclose(f);
+	return (is);
+}
+
+double
+proc_self_cpu_us(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ((double)ru.ru_utime.tv_sec * 1e6 + ru.ru_utime.tv_usec +
+	    (double)ru.ru_stime.tv_sec * 1e6 + ru.ru_stime.tv_usec);
+}
+
+/* The first "model name" of /proc/cpuinfo into cpu, if there is one. */
+static void
+proc_cpu_model(char *cpu, size_t len)
+{
+	char line[512], *p;
+	FILE *f;
+
+	f = fopen("/proc/cpuinfo", "re");
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, "model name", 10) != 0)
+			continue;
+		p = strchr(line, ':');
+		if (p == NULL)
+			continue;
+		p += strspn(p + 1, " \t") + 1;
+		p[strcspn(p, "\r\n")] = '\0';
+		snprintf(cpu, len, "%s", p);
+		break;
+	}
+	fclose(f);
+}
+
+void
+proc_machine_read(struct proc_machine *m)
+{
+	struct utsname u;
+
+	snprintf(m->cpu, sizeof m->cpu, "unknown");
+	proc_cpu_model(m->cpu, sizeof m->cpu);
+	m->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (uname(&u) == 0)
+		snprintf(m->kernel, sizeof m->kernel, "%.60s %.60s", u.sysname,
+		    u.release);
+	else
+		snprintf(m->kernel, sizeof m->kernel, "unknown");
+}

@@ -1,0 +1,35 @@
+/*
+ * What /proc and getrusage() tell about the processes measured and about
+ * this host. Every reading may fail (a process gone, another kernel):
+ * each says how it reports that, and none is fatal.
+ */
+#ifndef LAPSE_BENCH_PROC_H
+#define LAPSE_BENCH_PROC_H
+
+#include <sys/types.h>
+
+/*
+ * utime + stime of pid, in clock ticks, and (when faults is not NULL) its
+ * minor page faults; -1 (and *faults -1) when they cannot be read.
+ */
+long long proc_cpu_ticks(pid_t pid, long long *faults);
+
+/* Peak resident set (VmHWM) of pid in kB; -1 when it cannot be read. */
+long proc_peak_rss_kb(pid_t pid);
+
+/* 1 when the command name of pid starts with name. */
+int proc_is_named(pid_t pid, const char *name);
+
+/* CPU time used by this process so far, user and system, in us. */
+double proc_self_cpu_us(void);
+
+/* The host, as the report names it. */
+struct proc_machine {
+	char cpu[128]; /* model name, or "unknown" */
+	long ncpu;
+	char kernel[128]; /* "Linux 6.1.0", or "unknown" */
+};
+
+void proc_machine_read(struct proc_machine *);
+
+#endif
