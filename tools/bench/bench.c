@@ -1,6 +1,7 @@
 /*
  * The interrupt flag and its handler, messages and sleeping, shared by
- * every module of lapse-bench. The handler only sets the flag.
+ * every module of lapse-bench. The handler only sets the flag; every
+ * message is one line on stderr.
  */
 #include "config.h"
 
@@ -32,16 +33,34 @@ bench_catch_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+static void __attribute__((format(printf, 1, 0)))
+bench_vwarnx(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "lapse-bench: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+}
+
 void
 bench_warnx(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "lapse-bench: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	bench_vwarnx(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n");
+}
+
+void
+bench_say(const struct bench *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (b->o.quiet)
+		return;
+	va_start(ap, fmt);
+	bench_vwarnx(fmt, ap);
+	va_end(ap);
 }
 
 void

@@ -1,0 +1,93 @@
+/*
+ * Results: their initial state, the judgement of a sustainable rate,
+ * and the names of the firing paths as the stream entries and the
+ * report spell them.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "result.h"
+#include "xmalloc.h"
+
+/* A rate is sustained when both the scheduler and the firing keep at
+ * least this fraction of it. */
+#define GOOD_FRACTION 0.9
+
+static const char *result_via_names[] = { "all", "expired", "timer", "sweep" };
+
+const char *
+result_via_name(enum result_via via)
+{
+	return (result_via_names[via]);
+}
+
+int
+result_via_parse(const char *via)
+{
+	int k;
+
+	if (via == NULL)
+		return (-1);
+	for (k = RESULT_VIA_EXPIRED; k < RESULT_NVIA; k++) {
+		if (strcmp(via, result_via_names[k]) == 0)
+			return (k);
+	}
+	return (-1);
+}
+
+void
+result_init(struct result *res)
+{
+	int k;
+
+	memset(res, 0, sizeof *res);
+	res->reactor_cpu = -1;
+	res->redis_cpu = -1;
+	res->bench_cpu = -1;
+	res->rss_kb = -1;
+	res->redis_us_per_event = -1;
+	res->redis_faults_per_event = -1;
+	for (k = 0; k < RESULT_NVIA; k++)
+		hist_summary_clear(&res->lat[k]);
+}
+
+void
+result_judge(struct result *res, uint64_t max_late_ms)
+{
+	double need = (double)res->rate * GOOD_FRACTION;
+
+	res->ok = 0;
+	if (res->lost != 0 || res->dup != 0 || res->early != 0 ||
+	    res->mismatched != 0)
+		xasprintf(&res->why,
+		    "%" PRIu64 " lost, %" PRIu64 " duplicated, %" PRIu64
+		    " early",
+		    res->lost, res->dup, res->early);
+	else if (res->lat[RESULT_VIA_ALL].p99 > (int64_t)max_late_ms)
+		xasprintf(&res->why,
+		    "p99 lateness %" PRId64 " ms > %" PRIu64 " ms",
+		    res->lat[RESULT_VIA_ALL].p99, max_late_ms);
+	else if (res->rate != 0 && res->sched_rate < need)
+		xasprintf(&res->why, "scheduled only %.0f/s", res->sched_rate);
+	else if (res->rate != 0 && res->sustained < need)
+		xasprintf(&res->why, "fired only %.0f/s", res->sustained);
+	else
+		res->ok = 1;
+}
+
+void
+result_copy(struct result *dst, const struct result *src)
+{
+	*dst = *src;
+	dst->why = src->why == NULL ? NULL : xstrdup(src->why);
+}
+
+void
+result_free(struct result *res)
+{
+	free(res->why);
+	res->why = NULL;
+}

@@ -1,0 +1,71 @@
+/*
+ * The outcome of one run: what was scheduled and fired, every id
+ * accounted for, lateness over every event and by the path that fired it
+ * ("via" in the stream entry), the CPU and memory of the processes, and
+ * whether the rate was sustainable. A figure that could not be measured
+ * is negative (-1).
+ */
+#ifndef LAPSE_BENCH_RESULT_H
+#define LAPSE_BENCH_RESULT_H
+
+#include <stdint.h>
+
+#include "cmdstats.h"
+#include "hist.h"
+
+/* Lateness is summarized over every event, then by path. */
+enum result_via {
+	RESULT_VIA_ALL,
+	RESULT_VIA_EXPIRED,
+	RESULT_VIA_TIMER,
+	RESULT_VIA_SWEEP,
+	RESULT_NVIA,
+};
+
+struct result {
+	uint64_t rate; /* target events/s; 0 for a drain */
+	uint64_t scheduled;
+	uint64_t fired; /* distinct ids seen */
+	uint64_t lost, dup, early, mismatched, foreign, bad;
+	uint64_t left; /* still pending in the ZSET at the end */
+	double sched_rate; /* events/s the scheduler achieved */
+	double sustained; /* events/s fired */
+	struct hist_summary lat[RESULT_NVIA];
+	double reactor_cpu; /* % of one core, all reactors; < 0 unknown */
+	long rss_kb; /* largest reactor VmHWM; -1 unknown */
+	double redis_cpu;
+	double redis_us_per_event; /* Redis CPU per fired event; < 0 unknown */
+	double redis_faults_per_event; /* minor page faults; < 0 unknown */
+	double bench_cpu;
+	/* Redis time by command, per event. */
+	struct cmdstats_cost cost[CMDSTATS_COST_MAX];
+	size_t ncost;
+	uint64_t wall_ms;
+	int ok; /* passes the bounds of a sustainable rate */
+	char *why; /* why not, when !ok (owned) */
+};
+
+/* "all", "expired", "timer" or "sweep". */
+const char *result_via_name(enum result_via);
+
+/* The path named via ("expired", "timer", "sweep"), or -1 for NULL or
+ * any other name. */
+int result_via_parse(const char *via);
+
+/* A result with nothing measured yet. */
+void result_init(struct result *);
+
+/*
+ * Set res->ok, or res->why: a sustainable rate loses, duplicates and
+ * alters no event, fires none early, keeps p99 lateness within
+ * max_late_ms, and schedules and fires at least 90% of its target.
+ */
+void result_judge(struct result *res, uint64_t max_late_ms);
+
+/* Copy src into dst, with a why of its own. */
+void result_copy(struct result *dst, const struct result *src);
+
+/* Free what a result owns. */
+void result_free(struct result *);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * The CPU times of the processes measured (the reactors, redis-server,
+ * lapse-bench itself) and Redis's command statistics, at one instant.
+ * A run takes a sample where its measurement starts and one where it
+ * ends; their difference is the run's CPU use and Redis work.
+ */
+#ifndef LAPSE_BENCH_SAMPLE_H
+#define LAPSE_BENCH_SAMPLE_H
+
+#include <stdint.h>
+
+#include "cmdstats.h"
+
+struct bench;
+
+struct sample {
+	uint64_t mono_us; /* when it was taken; 0: not yet */
+	long long reactors; /* clock ticks of all; -1 unknown */
+	long long redis;
+	long long redis_faults; /* minor page faults; -1 unknown */
+	double self_us;
+	struct cmdstats cmd;
+};
+
+/* Take a sample into s (which must be empty: zeroed, or freed). Reads b
+ * and its statistics connection; changes neither. */
+void sample_take(const struct bench *b, struct sample *s);
+
+/* Free what a sample holds; it is left empty. */
+void sample_free(struct sample *s);
+
+/* CPU use between tick counts t0 and t1 taken us apart, in % of one
+ * core; -1 when unknown. */
+double sample_cpu_pct(long long t0, long long t1, uint64_t us);
+
+#endif
