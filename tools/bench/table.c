@@ -1,0 +1,266 @@
+/*
+ * The table. Cells are formatted into strings first, so that an unknown
+ * figure (negative) becomes "-" in the same column width.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "bench.h"
+#include "duration.h"
+#include "proc.h"
+#include "table.h"
+
+#define CELL 32
+
+#define ROW_FMT \
+	"%-19s %2s %-7s %8s %9s %5s %5s %5s %5s %6s %6s %5s %4s %5s %5s %6s " \
+	"%6s %7s\n"
+
+static char *
+table_int(char *buf, int64_t v)
+{
+	if (v < 0)
+		snprintf(buf, CELL, "-");
+	else
+		snprintf(buf, CELL, "%" PRId64, v);
+	return (buf);
+}
+
+static char *
+table_float(char *buf, double v, int decimals)
+{
+	if (v < 0)
+		snprintf(buf, CELL, "-");
+	else
+		snprintf(buf, CELL, "%.*f", decimals, v);
+	return (buf);
+}
+
+/* The five cells p50, p90, p99, p99.9 and max of l, from cell on. */
+static void
+table_lateness(const struct hist_summary *l, char (*cell)[CELL])
+{
+	table_int(cell[0], l->p50);
+	table_int(cell[1], l->p90);
+	table_int(cell[2], l->p99);
+	table_int(cell[3], l->p999);
+	table_int(cell[4], l->max);
+}
+
+/* "name calls/us" for each command, on one line. */
+static void
+table_costs(const struct cmdstats_cost *c, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		printf("%s%s %.*f/%.1f", i == 0 ? "" : "  ", c[i].name,
+		    c[i].calls < 0.1 ? 4 : 2, c[i].calls, c[i].usec);
+	printf("\n");
+}
+
+/* The versions, the machine and the settings. */
+static void
+table_header(const struct bench *b, const struct proc_machine *m)
+{
+	char dur[DURATION_BUFSIZE], hdur[DURATION_BUFSIZE];
+
+	printf("lapse-bench %s; lapsed: %s; Redis %s%s\n", PACKAGE_VERSION,
+	    b->lapsed_version, b->redis_version,
+	    b->redis_spawned ? " (spawned: unix socket, no persistence)" : "");
+	printf("machine: %s, %ld CPUs, %s\n", m->cpu, m->ncpu, m->kernel);
+	printf("events due %" PRIu64 " ms after scheduling, %" PRIu64 "-byte "
+	       "payload; reactors: sweep-interval %s, sweep-batch %" PRIu64 ", "
+	       "stream-maxlen %" PRIu64 "%s%s\n\n",
+	    b->o.delay_ms, b->o.payload_len,
+	    duration_format(b->o.sweep_interval_ms, dur, sizeof dur),
+	    b->o.sweep_batch, b->o.stream_maxlen,
+	    b->o.horizon_ms != 0 ? ", trigger-horizon " : "",
+	    b->o.horizon_ms != 0
+	        ? duration_format(b->o.horizon_ms, hdur, sizeof hdur)
+	        : "");
+}
+
+static void
+table_ceilings(const struct ceilings *c)
+{
+	printf("ceilings of this Redis (1 connection, median of %d):\n",
+	    CEILINGS_RUNS);
+	printf("  batch Lua move ZSET->stream (ZREM+HGET+HDEL+XADD, 1,000 "
+	       "per call) %9.0f events/s\n",
+	    c->move);
+	printf("  EVALSHA of a trivial script, pipeline %d %34.0f calls/s\n",
+	    CEILINGS_PIPELINE, c->evalsha);
+	printf("  FCALL lapse_schedule, pipeline %d %41.0f calls/s\n",
+	    CEILINGS_PIPELINE, c->schedule);
+	if (c->nsched_cost > 0) {
+		printf("  per lapse_schedule call (calls/us): ");
+		table_costs(c->sched_cost, c->nsched_cost);
+	}
+	printf("\n");
+}
+
+/* One scenario's row, or its error. */
+static void
+table_row(const struct bench *b, const struct row *row)
+{
+	const struct result *res = &row->res;
+	char c[16][CELL];
+
+	if (row->error != NULL && res->scheduled == 0) {
+		printf("%-19s error: %s\n", row->def->name, row->error);
+		return;
+	}
+	if (row->reactors == 0)
+		snprintf(c[0], CELL, "?");
+	else
+		snprintf(c[0], CELL, "%d", row->reactors);
+	if (row->def->kind == SCENARIO_DRAIN)
+		snprintf(c[1], CELL, "drain");
+	else
+		snprintf(c[1], CELL, "%" PRIu64, res->rate);
+	table_float(c[2], res->sustained, 0);
+	table_float(c[3],
+	    b->ceil.move > 0 ? res->sustained * 100 / b->ceil.move : -1, 1);
+	table_lateness(&res->lat[RESULT_VIA_ALL], &c[4]);
+	table_int(c[9], (int64_t)res->lost);
+	table_int(c[10], (int64_t)res->dup);
+	table_float(c[11], res->reactor_cpu, 0);
+	table_float(
+	    c[12], res->rss_kb < 0 ? -1 : (double)res->rss_kb / 1024, 1);
+	table_float(c[13], res->redis_cpu, 0);
+	table_float(c[14], res->bench_cpu, 0);
+	table_float(c[15], row->mem_per_event, 0);
+	printf(ROW_FMT, row->def->name, c[0], scenario_paths_name(row->paths),
+	    c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11],
+	    c[12], c[13], c[14], c[15]);
+	if (row->error != NULL)
+		printf("%-19s error: %s\n", "", row->error);
+}
+
+static void
+table_rows(const struct bench *b)
+{
+	size_t i;
+
+	printf(ROW_FMT, "scenario", "rx", "paths", "target/s", "fired/s",
+	    "%move", "p50", "p90", "p99", "p99.9", "max", "lost", "dup", "cpu%",
+	    "rssMB", "redis%", "bench%", "B/event");
+	for (i = 0; i < b->nrows; i++)
+		table_row(b, &b->rows[i]);
+	printf("\nrx: reactors. fired/s: events fired per second, first to "
+	       "last. %%move: of the batch Lua\n"
+	       "move ceiling. p50..max: lateness in ms (fired - due, Redis "
+	       "clock). cpu%%: all reactors,\n"
+	       "%% of one core. rssMB: largest reactor peak RSS (VmHWM). "
+	       "B/event: Redis used_memory per\n"
+	       "pending event (far-future events with the payload above). A "
+	       "drain fires a backlog\n"
+	       "already due when the reactors start; its lateness is the "
+	       "backlog's age. -h1m:\n"
+	       "trigger-horizon = 1m, no trigger key for events due more "
+	       "than a minute ahead.\n");
+}
+
+/* A row's lateness by path: every path that fired an event. */
+static void
+table_paths_row(const struct row *row)
+{
+	const struct result *res = &row->res;
+	const struct hist_summary *l;
+	char c[5][CELL];
+	int k;
+
+	for (k = RESULT_VIA_EXPIRED; k < RESULT_NVIA; k++) {
+		l = &res->lat[k];
+		if (l->n == 0)
+			continue;
+		table_lateness(l, c);
+		printf("%-19s %-7s %9" PRIu64 " %5.1f%% %5s %5s %5s %6s %6s\n",
+		    row->def->name, result_via_name(k), l->n,
+		    (double)l->n * 100 / (double)res->lat[RESULT_VIA_ALL].n,
+		    c[0], c[1], c[2], c[3], c[4]);
+	}
+}
+
+/* Lateness by path, for the rows that fired anything. */
+static void
+table_paths(const struct bench *b)
+{
+	size_t i;
+	int header = 0;
+
+	for (i = 0; i < b->nrows; i++) {
+		if (b->rows[i].res.lat[RESULT_VIA_ALL].n == 0)
+			continue;
+		if (!header) {
+			printf("\nlateness by path (ms):\n");
+			printf("%-19s %-7s %9s %6s %5s %5s %5s %6s %6s\n",
+			    "scenario", "via", "events", "share", "p50", "p90",
+			    "p99", "p99.9", "max");
+			header = 1;
+		}
+		table_paths_row(&b->rows[i]);
+	}
+}
+
+/* Redis's work per event, for the rows where it was measured. */
+static void
+table_work(const struct bench *b)
+{
+	const struct result *res;
+	char c[2][CELL];
+	size_t i;
+	int header = 0;
+
+	for (i = 0; i < b->nrows; i++) {
+		res = &b->rows[i].res;
+		if (res->ncost == 0 && res->redis_us_per_event < 0)
+			continue;
+		if (!header) {
+			printf("\nRedis work per fired event while CPU was "
+			       "measured: CPU us and minor page\n"
+			       "faults (from /proc), then commands as calls/us "
+			       "(INFO commandstats; fcall includes\n"
+			       "what its functions call):\n");
+			header = 1;
+		}
+		printf("%-19s %6s %5s ", b->rows[i].def->name,
+		    table_float(c[0], res->redis_us_per_event, 1),
+		    table_float(c[1], res->redis_faults_per_event, 2));
+		table_costs(res->cost, res->ncost);
+	}
+}
+
+/* The probes of every max search: rate and whether it passed. */
+static void
+table_probes(const struct bench *b)
+{
+	const struct row *row;
+	size_t i, p;
+
+	for (i = 0; i < b->nrows; i++) {
+		row = &b->rows[i];
+		if (row->nprobes == 0)
+			continue;
+		printf("\n%s probes:", row->def->name);
+		for (p = 0; p < row->nprobes; p++)
+			printf(" %" PRIu64 "/s %s", row->probes[p].rate,
+			    row->probes[p].ok ? "ok" : "no");
+		printf("\n");
+	}
+}
+
+void
+table_print(const struct bench *b, const struct proc_machine *m)
+{
+	table_header(b, m);
+	table_ceilings(&b->ceil);
+	table_rows(b);
+	table_paths(b);
+	table_work(b);
+	table_probes(b);
+	fflush(stdout);
+}
