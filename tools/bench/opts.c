@@ -67,95 +67,244 @@ static int opts_ns(struct opts *, const char *);
 static int opts_pid(struct opts *, const char *);
 
 static const struct opts_def opts_defs[] = {
-	{ .name = "redis",
+	{
+	    .name = "redis",
 	    .shortopt = 'r',
 	    .kind = OPTS_STRING,
-	    .field = FIELD(url_string) },
-	{ .name = "spawn",
+	    .field = FIELD(url_string),
+	},
+	{
+	    .name = "spawn",
 	    .shortopt = 's',
 	    .kind = OPTS_COUNT,
 	    .field = FIELD(spawn),
 	    .min = 1,
-	    .max = OPTS_SPAWN_MAX },
-	{ .name = "redis-server",
+	    .max = OPTS_SPAWN_MAX,
+	},
+	{
+	    .name = "redis-server",
 	    .kind = OPTS_STRING,
-	    .field = FIELD(redis_server) },
-	{ .name = "lapsed", .kind = OPTS_STRING, .field = FIELD(lapsed) },
-	{ .name = "scenario", .kind = OPTS_STRING, .field = FIELD(scenarios) },
-	{ .name = "rate",
+	    .field = FIELD(redis_server),
+	},
+	{
+	    .name = "lapsed",
+	    .kind = OPTS_STRING,
+	    .field = FIELD(lapsed),
+	},
+	{
+	    .name = "scenario",
+	    .kind = OPTS_STRING,
+	    .field = FIELD(scenarios),
+	},
+	{
+	    .name = "rate",
 	    .kind = OPTS_COUNT,
 	    .field = FIELD(rate),
 	    .min = 1,
-	    .max = RATE_MAX },
-	{ .name = "duration",
+	    .max = RATE_MAX,
+	},
+	{
+	    .name = "duration",
 	    .kind = OPTS_DURATION,
-	    .field = FIELD(duration_ms) },
-	{ .name = "probe-duration",
+	    .field = FIELD(duration_ms),
+	},
+	{
+	    .name = "probe-duration",
 	    .kind = OPTS_DURATION,
-	    .field = FIELD(probe_ms) },
-	{ .name = "delay", .kind = OPTS_DURATION, .field = FIELD(delay_ms) },
-	{ .name = "grace", .kind = OPTS_DURATION, .field = FIELD(grace_ms) },
-	{ .name = "max-late",
+	    .field = FIELD(probe_ms),
+	},
+	{
+	    .name = "delay",
 	    .kind = OPTS_DURATION,
-	    .field = FIELD(max_late_ms) },
-	{ .name = "max-start",
+	    .field = FIELD(delay_ms),
+	},
+	{
+	    .name = "grace",
+	    .kind = OPTS_DURATION,
+	    .field = FIELD(grace_ms),
+	},
+	{
+	    .name = "max-late",
+	    .kind = OPTS_DURATION,
+	    .field = FIELD(max_late_ms),
+	},
+	{
+	    .name = "max-start",
 	    .kind = OPTS_COUNT,
 	    .field = FIELD(max_start),
 	    .min = SCENARIO_MAX_RATE_FLOOR,
-	    .max = SCENARIO_MAX_RATE_CAP },
-	{ .name = "payload",
+	    .max = SCENARIO_MAX_RATE_CAP,
+	},
+	{
+	    .name = "payload",
 	    .kind = OPTS_COUNT,
 	    .field = FIELD(payload_len),
 	    .min = 0,
-	    .max = PAYLOAD_MAX },
-	{ .name = "mem-events",
+	    .max = PAYLOAD_MAX,
+	},
+	{
+	    .name = "mem-events",
 	    .kind = OPTS_COUNT,
 	    .field = FIELD(mem_events),
 	    .min = 0,
-	    .max = BIG_MAX },
-	{ .name = "big",
+	    .max = BIG_MAX,
+	},
+	{
+	    .name = "big",
 	    .kind = OPTS_COUNT,
 	    .field = FIELD(big),
 	    .min = 1,
-	    .max = BIG_MAX },
-	{ .name = "drain-events",
+	    .max = BIG_MAX,
+	},
+	{
+	    .name = "drain-events",
 	    .kind = OPTS_COUNT,
 	    .field = FIELD(drain_events),
 	    .min = 1,
-	    .max = RUN_EVENTS_MAX },
-	{ .name = "sweep-interval",
+	    .max = RUN_EVENTS_MAX,
+	},
+	{
+	    .name = "sweep-interval",
 	    .kind = OPTS_OWN,
-	    .set = opts_sweep_interval },
-	{ .name = "sweep-batch",
+	    .set = opts_sweep_interval,
+	},
+	{
+	    .name = "sweep-batch",
 	    .kind = OPTS_COUNT,
 	    .field = FIELD(sweep_batch),
 	    .min = 1,
-	    .max = CONF_SWEEP_BATCH_MAX },
-	{ .name = "stream-maxlen",
+	    .max = CONF_SWEEP_BATCH_MAX,
+	},
+	{
+	    .name = "stream-maxlen",
 	    .kind = OPTS_COUNT,
 	    .field = FIELD(stream_maxlen),
 	    .min = 0,
-	    .max = CONF_STREAM_MAXLEN_MAX },
-	{ .name = "trigger-horizon", .kind = OPTS_OWN, .set = opts_horizon },
-	{ .name = "ns", .kind = OPTS_OWN, .set = opts_ns },
-	{ .name = "pid", .kind = OPTS_OWN, .set = opts_pid },
-	{ .name = "json", .kind = OPTS_FLAG, .field = FIELD(json) },
-	{ .name = "json-file", .kind = OPTS_STRING, .field = FIELD(json_file) },
-	{ .name = "keep", .kind = OPTS_FLAG, .field = FIELD(keep) },
-	{ .name = "quiet",
+	    .max = CONF_STREAM_MAXLEN_MAX,
+	},
+	{
+	    .name = "trigger-horizon",
+	    .kind = OPTS_OWN,
+	    .set = opts_horizon,
+	},
+	{
+	    .name = "ns",
+	    .kind = OPTS_OWN,
+	    .set = opts_ns,
+	},
+	{
+	    .name = "pid",
+	    .kind = OPTS_OWN,
+	    .set = opts_pid,
+	},
+	{
+	    .name = "json",
+	    .kind = OPTS_FLAG,
+	    .field = FIELD(json),
+	},
+	{
+	    .name = "json-file",
+	    .kind = OPTS_STRING,
+	    .field = FIELD(json_file),
+	},
+	{
+	    .name = "keep",
+	    .kind = OPTS_FLAG,
+	    .field = FIELD(keep),
+	},
+	{
+	    .name = "quiet",
 	    .shortopt = 'q',
 	    .kind = OPTS_FLAG,
-	    .field = FIELD(quiet) },
-	{ .name = "version",
+	    .field = FIELD(quiet),
+	},
+	{
+	    .name = "version",
 	    .shortopt = 'V',
 	    .kind = OPTS_ACTION,
-	    .set = opts_version },
-	{ .name = "help",
+	    .set = opts_version,
+	},
+	{
+	    .name = "help",
 	    .shortopt = 'h',
 	    .kind = OPTS_ACTION,
-	    .set = opts_help },
+	    .set = opts_help,
+	},
 };
 #define NOPTS (sizeof opts_defs / sizeof opts_defs[0])
+
+/* -h: the options, then the scenarios, then how it exits. */
+static const char opts_usage_head[] =
+    "usage: lapse-bench [--spawn N | -r URL] [options]\n"
+    "\n"
+    "Measures lapse: lateness (fired - due on the Redis clock), "
+    "sustained\n"
+    "events/s, events lost and duplicated, reactor CPU and RSS, "
+    "and Redis\n"
+    "memory per pending event; and this Redis's own ceilings, so "
+    "that each\n"
+    "result is also a ratio. One table row per scenario.\n"
+    "\n"
+    "  -r, --redis URL        a running Redis whose reactors serve "
+    "--ns\n"
+    "                         (default $LAPSE_REDIS, "
+    "then " REDIS_URL_DEFAULT ")\n"
+    "  -s, --spawn N          start a private redis-server and N "
+    "reactors (1..16)\n"
+    "      --redis-server P   redis-server to start (default: from "
+    "PATH)\n"
+    "      --lapsed P         lapsed to start (default: ../src/lapsed "
+    "next to\n"
+    "                         this program, then PATH)\n"
+    "      --scenario LIST    comma-separated scenarios (default: "
+    "all that apply)\n"
+    "      --rate N           run scenario custom at N events/s\n"
+    "      --duration D       length of a rate scenario (default "
+    "10s)\n"
+    "      --probe-duration D length of a probe of the max "
+    "searches (default 5s)\n"
+    "      --delay D          events are due D after they are "
+    "scheduled (1s)\n"
+    "      --grace D          an event not fired D after the last "
+    "due time and\n"
+    "                         the last progress is lost (5s)\n"
+    "      --max-late D       the p99 lateness a sustainable rate "
+    "keeps (1s)\n"
+    "      --max-start N      first rate the max searches try "
+    "(25000)\n"
+    "      --payload BYTES    payload of each event (100)\n"
+    "      --mem-events N     far-future events scheduled to measure "
+    "memory (20000)\n"
+    "      --big N            pending events of pending-1m and keys of "
+    "keys-1m (1000000)\n"
+    "      --drain-events N   the backlog of the drain scenarios "
+    "(500000)\n"
+    "      --sweep-interval D, --sweep-batch N, --stream-maxlen N\n"
+    "                         the spawned reactors' settings (1s, "
+    "512, 1000000)\n"
+    "      --trigger-horizon D  the spawned reactors' "
+    "trigger-horizon (none)\n"
+    "      --ns NAME          the namespace without --spawn (bench)\n"
+    "      --pid PID          a running reactor to measure (repeat "
+    "for each)\n"
+    "      --json             one JSON object per line instead of "
+    "the table\n"
+    "      --json-file FILE   also write the JSON lines to FILE\n"
+    "      --keep             keep the --spawn directory\n"
+    "  -q, --quiet            no progress on stderr\n"
+    "  -V, --version, -h, --help\n"
+    "\n"
+    "Scenarios:\n";
+
+static const char opts_usage_tail[] =
+    "\n"
+    "Without --spawn the Redis must run reactors serving --ns; "
+    "lapse-bench\n"
+    "deletes that namespace's keys between scenarios. Durations "
+    "take units:\n"
+    "250ms, 10s, 1m. Exit: 0 done, 1 a scenario failed or lost or "
+    "duplicated\n"
+    "events, 2 usage.\n";
 
 static void
 opts_usage(FILE *f)
@@ -163,81 +312,13 @@ opts_usage(FILE *f)
 	const struct scenario *s;
 	size_t i, n;
 
-	fprintf(f,
-	    "usage: lapse-bench [--spawn N | -r URL] [options]\n"
-	    "\n"
-	    "Measures lapse: lateness (fired - due on the Redis clock), "
-	    "sustained\n"
-	    "events/s, events lost and duplicated, reactor CPU and RSS, "
-	    "and Redis\n"
-	    "memory per pending event; and this Redis's own ceilings, so "
-	    "that each\n"
-	    "result is also a ratio. One table row per scenario.\n"
-	    "\n"
-	    "  -r, --redis URL        a running Redis whose reactors serve "
-	    "--ns\n"
-	    "                         (default $LAPSE_REDIS, "
-	    "then " REDIS_URL_DEFAULT ")\n"
-	    "  -s, --spawn N          start a private redis-server and N "
-	    "reactors (1..16)\n"
-	    "      --redis-server P   redis-server to start (default: from "
-	    "PATH)\n"
-	    "      --lapsed P         lapsed to start (default: ../src/lapsed "
-	    "next to\n"
-	    "                         this program, then PATH)\n"
-	    "      --scenario LIST    comma-separated scenarios (default: "
-	    "all that apply)\n"
-	    "      --rate N           run scenario custom at N events/s\n"
-	    "      --duration D       length of a rate scenario (default "
-	    "10s)\n"
-	    "      --probe-duration D length of a probe of the max "
-	    "searches (default 5s)\n"
-	    "      --delay D          events are due D after they are "
-	    "scheduled (1s)\n"
-	    "      --grace D          an event not fired D after the last "
-	    "due time and\n"
-	    "                         the last progress is lost (5s)\n"
-	    "      --max-late D       the p99 lateness a sustainable rate "
-	    "keeps (1s)\n"
-	    "      --max-start N      first rate the max searches try "
-	    "(25000)\n"
-	    "      --payload BYTES    payload of each event (100)\n"
-	    "      --mem-events N     far-future events scheduled to measure "
-	    "memory (20000)\n"
-	    "      --big N            pending events of pending-1m and keys of "
-	    "keys-1m (1000000)\n"
-	    "      --drain-events N   the backlog of the drain scenarios "
-	    "(500000)\n"
-	    "      --sweep-interval D, --sweep-batch N, --stream-maxlen N\n"
-	    "                         the spawned reactors' settings (1s, "
-	    "512, 1000000)\n"
-	    "      --trigger-horizon D  the spawned reactors' "
-	    "trigger-horizon (none)\n"
-	    "      --ns NAME          the namespace without --spawn (bench)\n"
-	    "      --pid PID          a running reactor to measure (repeat "
-	    "for each)\n"
-	    "      --json             one JSON object per line instead of "
-	    "the table\n"
-	    "      --json-file FILE   also write the JSON lines to FILE\n"
-	    "      --keep             keep the --spawn directory\n"
-	    "  -q, --quiet            no progress on stderr\n"
-	    "  -V, --version, -h, --help\n"
-	    "\n"
-	    "Scenarios:\n");
+	fputs(opts_usage_head, f);
 	s = scenario_all(&n);
 	for (i = 0; i < n; i++) {
 		fprintf(f, "  %-20s %s%s\n", s[i].name, s[i].what,
 		    s[i].flags & SCENARIO_NEEDS_SPAWN ? " (--spawn)" : "");
 	}
-	fprintf(f,
-	    "\n"
-	    "Without --spawn the Redis must run reactors serving --ns; "
-	    "lapse-bench\n"
-	    "deletes that namespace's keys between scenarios. Durations "
-	    "take units:\n"
-	    "250ms, 10s, 1m. Exit: 0 done, 1 a scenario failed or lost or "
-	    "duplicated\n"
-	    "events, 2 usage.\n");
+	fputs(opts_usage_tail, f);
 }
 
 /* A whole number in [min, max], decimal digits only. */
