@@ -153,6 +153,18 @@ take_setting(const redisReply *reply, const char *name, char **dst)
 	return (0);
 }
 
+/*
+ * An error that will not go away by itself (no permission, no such
+ * command), as opposed to BUSY or LOADING, which say nothing about the
+ * settings.
+ */
+static int
+nodeconf_refusal(const char *error)
+{
+	return (
+	    strncmp(error, "NOPERM", 6) == 0 || strncmp(error, "ERR", 3) == 0);
+}
+
 static void
 get_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 {
@@ -162,6 +174,11 @@ get_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 	nc->inflight = 0;
 	if (reply == NULL || !nc->running)
 		return;
+	if (reply->type == REDIS_REPLY_ERROR && !nodeconf_refusal(reply->str)) {
+		log_debug(
+		    "redis %s: settings not read: %s", nc->name, reply->str);
+		return;
+	}
 	if (reply->type != REDIS_REPLY_ARRAY) {
 		if (!nc->refusal_said)
 			log_warnx(
