@@ -4,10 +4,10 @@
  * request reached it somewhere within the round trip. The estimate takes
  * the middle of both ranges: error at most rtt/2 + 0.5 ms.
  *
- * Every sample, precise or not, bounds the offset; the estimate is kept
- * within the bounds of the latest one, so it follows a clock that drifts
- * (or is stepped) even while no sample is as precise as the one it came
- * from.
+ * Every sample, precise or not, bounds the offset; an estimate outside
+ * the bounds of the latest one is replaced by it, so the estimate follows
+ * a clock that drifts (or is stepped) even while no sample is as precise
+ * as the one it came from.
  */
 #include "config.h"
 
@@ -69,15 +69,11 @@ clock_offset_sample(struct clock_offset *c, uint64_t sent_us, uint64_t recv_us,
 			/*
 			 * Less precise than the estimate, but a fact: an
 			 * estimate outside its bounds has drifted (or the
-			 * server's clock was stepped), so move it to the
-			 * nearest bound, as good as this sample now.
+			 * server's clock was stepped) and is worth no more
+			 * than this sample now: take it.
 			 */
 			if (c->offset_us >= lo && c->offset_us <= hi)
 				return (0);
-			c->offset_us = c->offset_us < lo ? lo : hi;
-			c->rtt_us = rtt;
-			c->at_us = recv_us;
-			return (1);
 		}
 	}
 	c->valid = 1;
