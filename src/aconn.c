@@ -198,6 +198,8 @@ drop_cb(evutil_socket_t fd, short events, void *arg)
 	 * callback (called only if it had connected) does the rest.
 	 */
 	conn->state = ACONN_IDLE;
+	snprintf(conn->last_error, sizeof conn->last_error, "%s",
+	    reason != NULL ? reason : "dropped");
 	if (was_ready)
 		conn->state_cb(conn, 0, conn->arg);
 	if (!(ac->c.flags & REDIS_CONNECTED)) {
@@ -470,10 +472,6 @@ disconnect_cb(const redisAsyncContext *ac, int status)
 		free(reason);
 		return;
 	}
-	if (was_ready) {
-		conn->state = ACONN_IDLE;
-		conn->state_cb(conn, 0, conn->arg);
-	}
 	if (reason != NULL)
 		snprintf(why, sizeof why, "%s", reason);
 	else if (ac->c.errstr[0] != '\0')
@@ -481,6 +479,12 @@ disconnect_cb(const redisAsyncContext *ac, int status)
 	else
 		snprintf(why, sizeof why, "connection closed by the server");
 	free(reason);
+	/* The owner may ask aconn_last_error() why. */
+	snprintf(conn->last_error, sizeof conn->last_error, "%s", why);
+	if (was_ready) {
+		conn->state = ACONN_IDLE;
+		conn->state_cb(conn, 0, conn->arg);
+	}
 	aconn_retry(conn, why);
 }
 
