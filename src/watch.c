@@ -169,6 +169,16 @@ watch_queue(struct watch *w, struct queue *q, const struct prefix *p,
 	return (0);
 }
 
+/* Append the ids of the first n keys of q. */
+static void
+queue_add_ids(struct rcmd *c, const struct queue *q, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		rcmd_add(c, q->v[i].key + q->v[i].id, q->v[i].len - q->v[i].id);
+}
+
 /* The parts of lapse_adopt and lapse_expired that are the same. */
 static void
 watch_call_head(struct watch *w, struct rcmd *c, const char *fn, size_t nkeys)
@@ -232,9 +242,7 @@ watch_flush_adopt(struct watch *w)
 	rcmd_add_str(&c, w->names.sink);
 	rcmd_add_str(&c, w->names.maxlen);
 	rcmd_add_str(&c, w->maxpayload);
-	for (i = 0; i < n; i++)
-		rcmd_add(&c, w->adopt_q.v[i].key + w->adopt_q.v[i].id,
-		    w->adopt_q.v[i].len - w->adopt_q.v[i].id);
+	queue_add_ids(&c, &w->adopt_q, n);
 	if (link_command(w->link, adopt_cb, w, &c) == 0)
 		queue_take(&w->adopt_q, &w->adopt_b, n);
 	rcmd_free(&c);
@@ -267,7 +275,7 @@ static void
 watch_flush_expired(struct watch *w)
 {
 	struct rcmd c;
-	size_t n, i;
+	size_t n;
 
 	if (w->stopping || w->expired_b.n != 0 || w->expired_q.n == 0 ||
 	    !link_ready(w->link))
@@ -278,9 +286,7 @@ watch_flush_expired(struct watch *w)
 	rcmd_add_str(&c, w->ns->name);
 	rcmd_add_str(&c, w->names.sink);
 	rcmd_add_str(&c, w->names.maxlen);
-	for (i = 0; i < n; i++)
-		rcmd_add(&c, w->expired_q.v[i].key + w->expired_q.v[i].id,
-		    w->expired_q.v[i].len - w->expired_q.v[i].id);
+	queue_add_ids(&c, &w->expired_q, n);
 	if (link_command(w->link, expired_cb, w, &c) == 0)
 		queue_take(&w->expired_q, &w->expired_b, n);
 	rcmd_free(&c);
