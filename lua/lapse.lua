@@ -61,7 +61,7 @@ the {NS} hash tag and so the slot of KEYS[1].
 Errors are raised before any write: a refused call changes nothing.
 ]]
 
-local VERSION = 4
+local VERSION = 5
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -121,18 +121,23 @@ local function whole(s, max)
 	return n
 end
 
--- Render bytes for an error message: printable ASCII as is, the rest as
--- \xHH, at most 64 bytes.
+-- The bytes show() escapes: all but printable ASCII (0x20-0x7e), and of
+-- those the backslash and the double quote. (In a Lua set, ']' must come
+-- first: '\93' anywhere else would end the set.)
+local SHOW_ESCAPED = '[^\93-\126\32\33\35-\91]'
+local SHOW_AS = { ['\\'] = '\\\\', ['"'] = '\\"' }
+
+-- Render bytes for an error message, fit to stand between double quotes,
+-- exactly as the C side's escape_bytes (src/codec.h): printable ASCII as
+-- is but backslash and '"' behind a backslash, any other byte as \xHH
+-- (lower-case hex); at most 64 input bytes, then "...".
 local function show(s)
 	local cut = #s > 64
 	if cut then
 		s = s:sub(1, 64)
 	end
-	s = s:gsub('[^\33-\91\93-\126]', function(c)
-		if c == '\\' then
-			return '\\\\'
-		end
-		return string.format('\\x%02x', c:byte())
+	s = s:gsub(SHOW_ESCAPED, function(c)
+		return SHOW_AS[c] or string.format('\\x%02x', c:byte())
 	end)
 	if cut then
 		s = s .. '...'

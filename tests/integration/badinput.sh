@@ -214,6 +214,45 @@ bad_fcall 'ERR bad batch "5000": must be 1 to 4096' \
 bad_fcall 'ERR bad limit "0": must be 1 to 100000' \
     lapse_list 1 "$D" orders 0
 
+# Error replies quote bad ids and namespaces escaped exactly as lapse's C
+# side does (escape_bytes): printable ASCII as is but '\' and '"' behind a
+# backslash, other bytes as \xHH, at most 64 bytes then "...". A raw control
+# byte or NUL must never reach a client (a NUL cuts the message).
+# bad_fcall_x WANT STDIN-FILE ARGS...: as bad_fcall, the last argument read
+# from the file (redis-cli -x), so that it may hold a NUL.
+bad_fcall_x() {
+	local want=$1 file=$2 got
+	shift 2
+	# Compared byte by byte with od (bash drops NULs); redis-cli ends an
+	# error reply with two newlines.
+	got=$(rcli -x FCALL "$@" <"$file" 2>&1 | od -An -v -c | tr -s ' \n' ' ')
+	t_is "FCALL $1 with $(basename "$file"): the error, escaped" "$got" \
+	    "$(printf '%s\n\n' "$want" | od -An -v -c | tr -s ' \n' ' ')"
+	t_is "FCALL $1 with $(basename "$file"): nothing changed" \
+	    "$(digest)" "$d0"
+}
+printf 'a"b\\c\001' >"$T_DIR/id-quote-backslash-ctrl"
+bad_fcall_x 'ERR bad id "a\"b\\c\x01": byte 0x01 at offset 5 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)' \
+    "$T_DIR/id-quote-backslash-ctrl" lapse_cancel 3 "$D" "$J" \
+    'lapse:{orders}:t:x' orders
+printf 'a\0b' >"$T_DIR/id-nul"
+bad_fcall_x 'ERR bad id "a\x00b": byte 0x00 at offset 1 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)' \
+    "$T_DIR/id-nul" lapse_cancel 3 "$D" "$J" 'lapse:{orders}:t:x' orders
+printf '\xc3\xa9\x7f' >"$T_DIR/id-utf8-del"
+bad_fcall_x 'ERR bad id "\xc3\xa9\x7f": byte 0x7f at offset 2 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)' \
+    "$T_DIR/id-utf8-del" lapse_cancel 3 "$D" "$J" 'lapse:{orders}:t:x' orders
+# 63 bytes, a quote as the 64th, then more: the quote is escaped, the rest
+# cut.
+printf '%s"\tzz' "$(head -c 63 /dev/zero | tr '\0' x)" >"$T_DIR/id-long"
+bad_fcall_x "ERR bad id \"$(head -c 63 /dev/zero | tr '\0' x)\\\"...\": byte 0x09 at offset 64 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)" \
+    "$T_DIR/id-long" lapse_cancel 3 "$D" "$J" 'lapse:{orders}:t:x' orders
+printf 'o"r\\d\0\r\n' >"$T_DIR/ns-quote-backslash-nul-crlf"
+bad_fcall_x 'ERR bad namespace "o\"r\\d\x00\x0d\x0a": only letters, digits, '"'_', '.' and '-'"' are allowed' \
+    "$T_DIR/ns-quote-backslash-nul-crlf" lapse_stats 3 'lapse:{o}:due' \
+    'lapse:{o}:fired' 'lapse:{o}:ready'
+bad_fcall 'ERR KEYS[3] must be lapse:{orders}:t:a\"b\\c' \
+    lapse_cancel 3 "$D" "$J" 'lapse:{orders}:t:x' orders 'a"b\c'
+
 rcli SET 'lapse:{wt}:due' notazset >/dev/null
 d0=$(digest)
 bad_fcall 'ERR lapse:{wt}:due holds a string, not a zset' \
