@@ -35,11 +35,13 @@ times the event has fired so far, c = creation time (ms), and for adopted
 events k = the application key and t = its type when it is not a string
 (the payload is then empty). Readers ignore keys they do not know.
 
-Firing is "claiming": ZREM of the id from the due ZSET is the
-compare-and-set; it succeeds for exactly one caller, and the hand-off to
-the sink happens in the same atomic call, so every event is handed off
-exactly once. Nothing is claimed before its due time on this server's
-clock.
+Firing is "claiming": reading the id from the due ZSET with a due time
+not after this server's clock (and, for lapse_claim, the expected one),
+then removing it, is the compare-and-set; it succeeds for exactly one
+caller, and the hand-off to the sink happens in the same atomic call, so
+every event is handed off exactly once. Every function that fires goes
+through one claim core (claim_batch) and a table of sinks (SINKS), each
+with its key, its key type and its hand-off.
 
 A namespace may limit trigger keys to events due within a horizon
 (lapse:{NS}:horizon ms, set by lapsed's trigger-horizon; by default there
@@ -53,9 +55,11 @@ low-latency hint.
 
 Callers pass every key they name in KEYS; each function checks that KEYS
 are the names of the namespace in ARGV and refuses anything else before it
-writes. The exceptions the design forces: lapse_sweep deletes and creates
-trigger keys of events that cannot be known before the call, and
-lapse_schedule and lapse_sweep read lapse:{NS}:horizon; all of these share
+writes. The exceptions the design forces: lapse_sweep, lapse_expired and
+lapse_adopt delete (and lapse_sweep, with a horizon, creates) trigger keys
+of events that cannot be known before the call; lapse_claim and
+lapse_sweep write lapse:{NS}:gone when they fire an adopted event; and
+lapse_schedule and lapse_sweep read lapse:{NS}:horizon. All of these share
 the {NS} hash tag and so the slot of KEYS[1].
 
 Errors are raised before any write: a refused call changes nothing.
@@ -189,15 +193,6 @@ local function check_keys(keys, want)
 	end
 end
 
-local function sink_key(ns, sink)
-	if sink == 'stream' then
-		return prefix(ns) .. 'fired'
-	elseif sink == 'list' then
-		return prefix(ns) .. 'ready'
-	end
-	fail('bad sink "%s" (use stream or list)', show(sink or ''))
-end
-
 -- Refuse keys of the wrong type before anything is written: Redis does not
 -- roll back a function that fails half-way.
 local function check_type(key, want)
@@ -219,16 +214,6 @@ local function read_typed(want, cmd, key, ...)
 		error(r)
 	end
 	return r
-end
-
-local function check_claim_keys(due, jobs, skey, sink)
-	check_type(due, 'zset')
-	check_type(jobs, 'hash')
-	if sink == 'stream' then
-		check_type(skey, 'stream')
-	else
-		check_type(skey, 'list')
-	end
 end
 
 local function head(due_key)
@@ -313,9 +298,9 @@ local function json_text(s)
 	return s
 end
 
-local function record_pack(payload, attempts, created, key, ktype)
+local function record_pack(payload, attempts, created, key, ktype, why)
 	return cmsgpack.pack({ p = payload, a = attempts, c = created,
-	    k = key, t = ktype })
+	    k = key, t = ktype, x = why })
 end
 
 local function record_unpack(raw)
@@ -331,45 +316,49 @@ local function record_unpack(raw)
 	return rec
 end
 
--- The sink description shared by claim and sweep: ARGV sink, maxlen.
--- Returns the sink key and the trim length as XADD wants it (nil: never
--- trim), formatted once per call rather than by every XADD.
-local function parse_sink(ns, sink, maxlen)
-	local key = sink_key(ns, sink)
-	local n = whole(maxlen, 1e15)
-	if n == nil then
-		fail('bad stream-maxlen "%s"', show(maxlen or ''))
+--[[
+Sinks: what happens to a claimed event. Each entry names its key
+(lapse:{NS}:<suffix>), the type that key holds, and handoff(c, id, rec,
+due, text), which hands one claimed event over: rec is its record (rec.a
+already counts this firing), due its due time in ms and text the same in
+decimal. The claim core (claim_batch, below) calls it once per event, in
+firing order.
+
+The delivery sinks http and exec will be entries of their own: a handoff
+that leases the event into lapse:{NS}:inflight and adds it to the records
+returned to the reactor. Recurring events will schedule their next
+occurrence where the claim core removes a fired event.
+]]
+
+-- XADD to the stream sink, trimmed as the call's MAXLEN says. The fields
+-- are passed to XADD directly: building an argument table per event costs
+-- about as much as the XADD itself.
+local function xadd(c, ...)
+	if c.smax then
+		return redis.call('XADD', c.skey, 'MAXLEN', '~', c.smax, '*', ...)
 	end
-	return key, n > 0 and string.format('%d', n) or nil
+	return redis.call('XADD', c.skey, '*', ...)
 end
 
-local function xadd(key, maxlen, ...)
-	if maxlen then
-		return redis.call('XADD', key, 'MAXLEN', '~', maxlen, '*', ...)
+-- Sink stream: one entry, fields id, payload, due, fired, attempt, via
+-- (and type, for an adopted key that is not a string).
+local function to_stream(c, id, rec, due, text)
+	local a = rec.a == 1 and '1' or decimal(rec.a)
+	if rec.t then
+		xadd(c, 'id', id, 'payload', rec.p, 'due', text, 'fired',
+		    c.fired, 'attempt', a, 'via', c.via, 'type', rec.t)
+	else
+		xadd(c, 'id', id, 'payload', rec.p, 'due', text, 'fired',
+		    c.fired, 'attempt', a, 'via', c.via)
 	end
-	return redis.call('XADD', key, '*', ...)
 end
 
--- Hand an event off to its sink. due and fired are decimal strings (a
--- sweep formats fired once for its whole batch); the stream entry's
--- fields are passed to XADD directly, as building an argument table per
--- event costs about as much as the XADD itself.
-local function handoff(ns, sink, key, maxlen, id, rec, due, fired, via)
-	local attempt = rec.a + 1
-	if sink == 'stream' then
-		local a = attempt == 1 and '1' or string.format('%d', attempt)
-		if rec.t then
-			xadd(key, maxlen, 'id', id, 'payload', rec.p, 'due', due,
-			    'fired', fired, 'attempt', a, 'via', via, 'type',
-			    rec.t)
-		else
-			xadd(key, maxlen, 'id', id, 'payload', rec.p, 'due', due,
-			    'fired', fired, 'attempt', a, 'via', via)
-		end
-		return
-	end
-	local obj = { ns = ns, due = tonumber(due), fired = tonumber(fired),
-	    attempt = attempt, via = via, type = rec.t }
+-- Sink list: the JSON object of the stream entry's fields and ns, RPUSHed;
+-- an id or payload that is not JSON text goes base64-encoded as id_b64 or
+-- payload_b64.
+local function to_list(c, id, rec, due, text)
+	local obj = { ns = c.ns, due = due, fired = c.now, attempt = rec.a,
+	    via = c.via, type = rec.t }
 	if json_text(id) then
 		obj.id = id
 	else
@@ -380,13 +369,133 @@ local function handoff(ns, sink, key, maxlen, id, rec, due, fired, via)
 	else
 		obj.payload_b64 = base64(rec.p)
 	end
-	redis.call('RPUSH', key, cjson.encode(obj))
+	redis.call('RPUSH', c.skey, cjson.encode(obj))
 end
 
--- An adopted event fired: its key's `expired` notification, which may
--- reach a reactor later, must not fire it again (see lapse_expired).
-local function remember_gone(p, id, now)
-	redis.call('ZADD', p .. 'gone', now, id)
+local SINKS = {
+	stream = { suffix = 'fired', type = 'stream', handoff = to_stream },
+	list = { suffix = 'ready', type = 'list', handoff = to_list },
+}
+
+local function check_via(via)
+	if via ~= 'expired' and via ~= 'timer' and via ~= 'sweep' then
+		fail('bad via "%s" (use expired, timer or sweep)', show(via or ''))
+	end
+end
+
+--[[
+The context of a call that fires events: ns, p (the key prefix), the keys
+due, jobs and gone, via, the sink (its SINKS entry), skey (its key) and
+smax (the stream's trim length as XADD wants it, nil: never trim,
+formatted once per call rather than by every XADD); once the arguments
+are checked, start() adds now (this server's time) and fired (the same in
+decimal, formatted once per call).
+]]
+local function firing(ns, via, sink, maxlen)
+	local s = SINKS[sink]
+	if s == nil then
+		fail('bad sink "%s" (use stream or list)', show(sink or ''))
+	end
+	local n = whole(maxlen, 1e15)
+	if n == nil then
+		fail('bad stream-maxlen "%s"', show(maxlen or ''))
+	end
+	local p = prefix(ns)
+	return { ns = ns, p = p, due = p .. 'due', jobs = p .. 'jobs',
+	    gone = p .. 'gone', via = via, sink = s, skey = p .. s.suffix,
+	    smax = n > 0 and decimal(n) or nil }
+end
+
+local function start(c)
+	c.now = now_ms()
+	c.fired = decimal(c.now)
+end
+
+-- The types of the keys a claim writes, checked up front.
+local function check_claim_keys(c)
+	check_type(c.due, 'zset')
+	check_type(c.jobs, 'hash')
+	check_type(c.skey, c.sink.type)
+end
+
+--[[
+A batch of events to claim, in firing order, as parallel arrays (a table
+per event would cost an allocation per event on the sweep's hot path):
+id, due (ms), text (the due time in decimal), rec (the unpacked record);
+n the count; adopted whether any of them is an adopted event.
+]]
+local function new_batch()
+	return { n = 0, id = {}, due = {}, text = {}, rec = {},
+	    adopted = false }
+end
+
+-- Add an event read in this call: its id, its due ZSET score and record.
+local function batch_add(b, id, score, rec)
+	local n = b.n + 1
+	local due = tonumber(score)
+	b.n = n
+	b.id[n], b.due[n], b.text[n], b.rec[n] = id, due, decimal(due), rec
+	if rec.k then
+		b.adopted = true
+	end
+end
+
+-- Whether a fired event is remembered in gone (see lapse_expired): adopted
+-- events, and everything lapse_expired fires (c.watched).
+local function remembered(c, rec)
+	return c.watched or rec.k ~= nil
+end
+
+-- Remove the first n events of b: from due and jobs, their trigger keys,
+-- and remember those that need it in gone.
+local function remove_claimed(c, b, n)
+	local ids, triggers = b.id, {}
+	redis.call('ZREM', c.due, unpack(ids, 1, n))
+	redis.call('HDEL', c.jobs, unpack(ids, 1, n))
+	for i = 1, n do
+		triggers[i] = c.p .. 't:' .. ids[i]
+	end
+	redis.call('DEL', unpack(triggers))
+	if b.adopted or c.watched then
+		local gone = {}
+		for i = 1, n do
+			if remembered(c, b.rec[i]) then
+				gone[#gone + 1] = c.now
+				gone[#gone + 1] = ids[i]
+			end
+		end
+		redis.call('ZADD', c.gone, unpack(gone))
+	end
+end
+
+--[[
+The claim core, shared by every function that fires. The events of batch b
+were read in this call and found due: that read is the compare-and-set on
+id and due time (a function runs atomically, so no other caller claims
+them in between). claim_batch counts each event's attempt in its record,
+removes it (due, jobs, trigger key; gone for an adopted event) and hands
+it to the sink.
+]]
+local function claim_batch(c, b)
+	if b.n == 0 then
+		return
+	end
+	if b.adopted or c.watched then
+		check_type(c.gone, 'zset')
+	end
+	remove_claimed(c, b, b.n)
+	local handoff, ids, due, text, recs = c.sink.handoff, b.id, b.due,
+	    b.text, b.rec
+	for i = 1, b.n do
+		local rec = recs[i]
+		rec.a = rec.a + 1
+		handoff(c, ids[i], rec, due[i], text[i])
+	end
+end
+
+-- Publish the wake channel: a new earliest event, due at due.
+local function wake(p, due)
+	redis.call('PUBLISH', p .. 'wake', decimal(due))
 end
 
 -- The trigger-key horizon of a namespace: { ms, mark } (ms 0: none).
@@ -397,22 +506,23 @@ end
 
 -- Create the trigger keys of the events that came within the horizon
 -- since the last promotion.
-local function promote(p, due_key, now, ms, mark)
+local function promote(c, ms, mark)
 	if ms == 0 then
 		return
 	end
-	mark = mark or now
-	local upto = now + ms
+	mark = mark or c.now
+	local upto = c.now + ms
 	if upto - mark < PROMOTE_STEP_MS then
 		return
 	end
-	local r = redis.call('ZRANGE', due_key, '(' .. mark, upto, 'BYSCORE',
+	local r = redis.call('ZRANGE', c.due, '(' .. mark, upto, 'BYSCORE',
 	    'LIMIT', 0, PROMOTE_MAX, 'WITHSCORES')
 	local n = #r / 2
 	for i = 1, n do
 		local due = tonumber(r[2 * i])
-		if due > now then
-			redis.call('SET', p .. 't:' .. r[2 * i - 1], '', 'PXAT', due)
+		if due > c.now then
+			redis.call('SET', c.p .. 't:' .. r[2 * i - 1], '', 'PXAT',
+			    due)
 		end
 	end
 	if n == PROMOTE_MAX then
@@ -421,13 +531,7 @@ local function promote(p, due_key, now, ms, mark)
 		local first, last = tonumber(r[2]), tonumber(r[2 * n])
 		upto = last > first and last - 1 or last
 	end
-	redis.call('HSET', p .. 'horizon', 'mark', upto)
-end
-
-local function check_via(via)
-	if via ~= 'expired' and via ~= 'timer' and via ~= 'sweep' then
-		fail('bad via "%s" (use expired, timer or sweep)', show(via or ''))
-	end
+	redis.call('HSET', c.p .. 'horizon', 'mark', upto)
 end
 
 --[[
@@ -521,7 +625,7 @@ local function schedule(keys, args)
 	end
 	local h = redis.call('ZRANGE', keys[1], 0, 0)
 	if h[1] == id then
-		redis.call('PUBLISH', p .. 'wake', decimal(due))
+		wake(p, due)
 	end
 	if old then
 		return { due, 2 }
@@ -580,10 +684,9 @@ local function claim(keys, args)
 	check_ns(ns)
 	check_id(id)
 	check_via(via)
-	local skey, smax = parse_sink(ns, sink, maxlen)
-	local p = prefix(ns)
-	check_keys(keys, { p .. 'due', p .. 'jobs', p .. 't:' .. id, skey })
-	check_claim_keys(keys[1], keys[2], skey, sink)
+	local c = firing(ns, via, sink, maxlen)
+	check_keys(keys, { c.due, c.jobs, c.p .. 't:' .. id, c.skey })
+	check_claim_keys(c)
 	local wanted
 	if want ~= nil and want ~= '' then
 		wanted = whole(want, TIME_MAX)
@@ -592,27 +695,47 @@ local function claim(keys, args)
 		end
 	end
 
-	local now = now_ms()
-	local score = redis.call('ZSCORE', keys[1], id)
-	if not score then
-		return { 0, head(keys[1]), now }
+	start(c)
+	local b = new_batch()
+	local score = redis.call('ZSCORE', c.due, id)
+	if score then
+		local due = tonumber(score)
+		if due <= c.now and (not wanted or wanted == due) then
+			batch_add(b, id, score,
+			    record_unpack(redis.call('HGET', c.jobs, id)))
+			claim_batch(c, b)
+		end
 	end
-	local due = tonumber(score)
-	if due > now or (wanted and wanted ~= due) then
-		return { 0, head(keys[1]), now }
+	return { b.n, head(c.due), c.now }
+end
+
+-- The due events a sweep takes: earliest first, at most max.
+local function take_due(c, max)
+	local r = read_typed('zset', 'ZRANGE', c.due, '-inf', c.now,
+	    'BYSCORE', 'LIMIT', 0, max, 'WITHSCORES')
+	local b = new_batch()
+	local count = #r / 2
+	if count == 0 then
+		-- A jobs key of the wrong type is refused whether or not
+		-- anything is due.
+		check_type(c.jobs, 'hash')
+		return b
 	end
-	local rec = record_unpack(redis.call('HGET', keys[2], id))
-	if rec.k then
-		check_type(p .. 'gone', 'zset')
+	-- batch_add() inlined: this loop is the sweep's hot path.
+	local ids, due, text, recs = b.id, b.due, b.text, b.rec
+	for i = 1, count do
+		ids[i] = r[2 * i - 1]
 	end
-	redis.call('ZREM', keys[1], id)
-	redis.call('HDEL', keys[2], id)
-	redis.call('DEL', keys[3])
-	if rec.k then
-		remember_gone(p, id, now)
+	local raws = read_typed('hash', 'HMGET', c.jobs, unpack(ids))
+	for i = 1, count do
+		local d, rec = tonumber(r[2 * i]), record_unpack(raws[i])
+		due[i], text[i], recs[i] = d, decimal(d), rec
+		if rec.k then
+			b.adopted = true
+		end
 	end
-	handoff(ns, sink, skey, smax, id, rec, decimal(due), decimal(now), via)
-	return { 1, head(keys[1]), now }
+	b.n = count
+	return b
 end
 
 --[[
@@ -631,9 +754,8 @@ local function sweep(keys, args)
 	    args[4], args[5]
 	check_ns(ns)
 	check_via(via)
-	local skey, smax = parse_sink(ns, sink, maxlen)
-	local p = prefix(ns)
-	check_keys(keys, { p .. 'due', p .. 'jobs', skey })
+	local c = firing(ns, via, sink, maxlen)
+	check_keys(keys, { c.due, c.jobs, c.skey })
 	local n = whole(batch, BATCH_MAX)
 	if n == nil or n == 0 then
 		fail('bad batch "%s": must be 1 to %d', show(batch or ''),
@@ -641,46 +763,131 @@ local function sweep(keys, args)
 	end
 	-- Types as in schedule: each checked by its first read, all before
 	-- the first write; only the sink needs a TYPE of its own.
-	check_type(skey, sink == 'stream' and 'stream' or 'list')
-	local hms, hmark = horizon(p)
+	check_type(c.skey, c.sink.type)
+	local hms, hmark = horizon(c.p)
 
-	local now = now_ms()
-	local due = read_typed('zset', 'ZRANGE', keys[1], '-inf', now,
-	    'BYSCORE', 'LIMIT', 0, n, 'WITHSCORES')
-	local count = #due / 2
-	if count == 0 then
-		check_type(keys[2], 'hash')
-		promote(p, keys[1], now, hms, hmark)
-		return { 0, head(keys[1]), now }
+	start(c)
+	local b = take_due(c, n)
+	claim_batch(c, b)
+	promote(c, hms, hmark)
+	return { b.n, head(c.due), c.now }
+end
+
+-- lapse_adopt's arguments, checked: the call's context, the number of keys
+-- and the payload limit.
+local function adopt_args(keys, args)
+	local ns, sink, maxlen = args[1], args[2], args[3]
+	local maxpayload = whole(args[4], 1e15)
+	check_ns(ns)
+	local c = firing(ns, 'expired', sink, maxlen)
+	if maxpayload == nil then
+		fail('bad maxpayload "%s"', show(args[4] or ''))
 	end
-	local ids, triggers = {}, {}
-	for i = 1, count do
-		ids[i] = due[2 * i - 1]
-		triggers[i] = p .. 't:' .. ids[i]
-	end
-	local raws = read_typed('hash', 'HMGET', keys[2], unpack(ids))
-	local recs, adopted = {}, false
-	for i = 1, count do
-		recs[i] = record_unpack(raws[i])
-		adopted = adopted or recs[i].k ~= nil
-	end
-	if adopted then
-		check_type(p .. 'gone', 'zset')
-	end
-	redis.call('ZREM', keys[1], unpack(ids))
-	redis.call('HDEL', keys[2], unpack(ids))
-	redis.call('DEL', unpack(triggers))
-	local fired = decimal(now)
-	for i = 1, count do
-		local rec = recs[i]
-		if rec.k then
-			remember_gone(p, ids[i], now)
+	local n = #keys - 4
+	for i, name in ipairs({ c.due, c.jobs, c.skey, c.gone }) do
+		if keys[i] ~= name then
+			fail('KEYS[%d] must be %s', i, show(name))
 		end
-		handoff(ns, sink, skey, smax, ids[i], rec,
-		    decimal(tonumber(due[2 * i])), fired, via)
 	end
-	promote(p, keys[1], now, hms, hmark)
-	return { count, head(keys[1]), now }
+	if n < 1 or n > 1000 or #args ~= n + 4 then
+		fail('expected 1 to 1000 keys and as many ids, got %d keys ' ..
+		    'and %d ids', n, #args - 4)
+	end
+	for i = 1, n do
+		local key, id = keys[4 + i], args[4 + i]
+		check_id(id)
+		if #key <= #id or key:sub(-#id) ~= id then
+			fail('KEYS[%d] "%s" does not end with its id "%s"', 4 + i,
+			    show(key), show(id))
+		end
+	end
+	check_claim_keys(c)
+	check_type(c.gone, 'zset')
+	return c, n, maxpayload
+end
+
+-- The pending event of id if it is the adoption of key: { due, score,
+-- rec }; nil when there is none, or it is an API event or the adoption of
+-- another key.
+local function adoption_of(c, key, id)
+	local raw = redis.call('HGET', c.jobs, id)
+	local rec = raw and record_unpack(raw)
+	if not rec or rec.k ~= key then
+		return nil
+	end
+	local score = redis.call('ZSCORE', c.due, id)
+	if not score then
+		return nil
+	end
+	return { due = tonumber(score), score = score, rec = rec }
+end
+
+-- A key's value as a payload, its type when it is not a string (the
+-- payload is then empty), and why the payload is empty when the value is
+-- longer than maxpayload.
+local function key_payload(key, maxpayload)
+	-- GET answers WRONGTYPE for other types: one call for the common
+	-- case, TYPE only for the rare one.
+	local v = redis.pcall('GET', key)
+	if type(v) == 'table' then
+		return '', redis.call('TYPE', key).ok, nil
+	end
+	if #v > maxpayload then
+		return '', nil, 'payload too large'
+	end
+	return v, nil, nil
+end
+
+-- Fire the occurrence ev of adopted event id, whose expiry came (its key
+-- is gone or was set anew): via expired, before anything else of the key.
+local function fire_occurrence(c, tally, id, ev)
+	local b = new_batch()
+	batch_add(b, id, ev.score, ev.rec)
+	claim_batch(c, b)
+	tally.fired = tally.fired + 1
+end
+
+-- Cancel the adoption of a key deleted, or left without a TTL, before its
+-- expiry came.
+local function cancel_adoption(c, tally, id)
+	redis.call('ZREM', c.due, id)
+	redis.call('HDEL', c.jobs, id)
+	tally.cancelled = tally.cancelled + 1
+end
+
+-- Adopt key's current state, a TTL ending at at: event id due then, its
+-- value the payload. Nothing is written when ev, its pending adoption,
+-- already says so.
+local function adopt_state(c, tally, key, id, at, ev, maxpayload)
+	local payload, ktype, why = key_payload(key, maxpayload)
+	if ev and ev.due == at and ev.rec.p == payload then
+		return
+	end
+	redis.call('ZADD', c.due, at, id)
+	redis.call('HSET', c.jobs, id,
+	    record_pack(payload, 0, c.now, key, ktype, why))
+	redis.call('DEL', c.p .. 't:' .. id)
+	redis.call('ZREM', c.gone, id)
+	tally.adopted = tally.adopted + 1
+	if not tally.earliest or at < tally.earliest then
+		tally.earliest = at
+	end
+end
+
+-- Make event id follow the state of key: fire its occurrence if its expiry
+-- came, then adopt the key's TTL, or cancel the event if the key has none.
+local function adopt_key(c, tally, key, id, maxpayload)
+	local ev = adoption_of(c, key, id)
+	local at = redis.call('PEXPIRETIME', key)
+	if ev and ev.due <= c.now and at ~= ev.due then
+		fire_occurrence(c, tally, id, ev)
+		ev = nil
+	end
+	if at >= 0 then
+		adopt_state(c, tally, key, id, at, ev, maxpayload)
+	elseif ev then
+		cancel_adoption(c, tally, id)
+	end
 end
 
 --[[
@@ -703,91 +910,31 @@ Reply: { adopted, cancelled, fired }: events created or moved, cancelled,
 and fired because they were due.
 ]]
 local function adopt(keys, args)
-	local ns, sink, maxlen = args[1], args[2], args[3]
-	local maxpayload = whole(args[4], 1e15)
-	check_ns(ns)
-	local skey, smax = parse_sink(ns, sink, maxlen)
-	if maxpayload == nil then
-		fail('bad maxpayload "%s"', show(args[4] or ''))
-	end
-	local p = prefix(ns)
-	local n = #keys - 4
-	for i, name in ipairs({ p .. 'due', p .. 'jobs', skey, p .. 'gone' }) do
-		if keys[i] ~= name then
-			fail('KEYS[%d] must be %s', i, show(name))
-		end
-	end
-	if n < 1 or n > 1000 or #args ~= n + 4 then
-		fail('expected 1 to 1000 keys and as many ids, got %d keys ' ..
-		    'and %d ids', n, #args - 4)
-	end
+	local c, n, maxpayload = adopt_args(keys, args)
+	start(c)
+	local tally = { adopted = 0, cancelled = 0, fired = 0 }
 	for i = 1, n do
-		local key, id = keys[4 + i], args[4 + i]
-		check_id(id)
-		if #key <= #id or key:sub(-#id) ~= id then
-			fail('KEYS[%d] "%s" does not end with its id "%s"', 4 + i,
-			    show(key), show(id))
-		end
+		adopt_key(c, tally, keys[4 + i], args[4 + i], maxpayload)
 	end
-	check_claim_keys(keys[1], keys[2], skey, sink)
-	check_type(keys[4], 'zset')
+	if tally.earliest and head(c.due) == tally.earliest then
+		wake(c.p, tally.earliest)
+	end
+	return { tally.adopted, tally.cancelled, tally.fired }
+end
 
-	local now = now_ms()
-	local adopted, cancelled, fired = 0, 0, 0
-	local earliest
-	for i = 1, n do
-		local key, id = keys[4 + i], args[4 + i]
-		local raw = redis.call('HGET', keys[2], id)
-		local rec = raw and record_unpack(raw)
-		local old = redis.call('ZSCORE', keys[1], id)
-		old = old and tonumber(old)
-		local mine = rec and rec.k == key and old
-		local at = redis.call('PEXPIRETIME', key)
-		if mine and old <= now and at ~= old then
-			-- Its expiry came: fire that occurrence before anything.
-			redis.call('ZREM', keys[1], id)
-			redis.call('HDEL', keys[2], id)
-			remember_gone(p, id, now)
-			handoff(ns, sink, skey, smax, id, rec, decimal(old),
-			    decimal(now), 'expired')
-			fired = fired + 1
-			mine, rec, old = nil, nil, nil
+-- Add to b what the expiry of id's key fires: its pending event if it is
+-- due; if there is none and id did not fire within GONE_MS (its key
+-- expired unadopted), an event due now with an empty payload.
+local function add_expired(c, b, id)
+	local score = redis.call('ZSCORE', c.due, id)
+	if score then
+		if tonumber(score) <= c.now then
+			batch_add(b, id, score,
+			    record_unpack(redis.call('HGET', c.jobs, id)))
 		end
-		if at < 0 then
-			if mine then
-				redis.call('ZREM', keys[1], id)
-				redis.call('HDEL', keys[2], id)
-				cancelled = cancelled + 1
-			end
-		else
-			-- GET answers WRONGTYPE for other types: one call
-			-- for the common case, TYPE only for the rare one.
-			local payload, why, ktype = redis.pcall('GET', key), nil, nil
-			if type(payload) == 'table' then
-				payload = ''
-				ktype = redis.call('TYPE', key).ok
-			elseif #payload > maxpayload then
-				payload = ''
-				why = 'payload too large'
-			end
-			if not (mine and old == at and rec.p == payload) then
-				redis.call('ZADD', keys[1], at, id)
-				local r = { p = payload, a = 0, c = now, k = key,
-				    t = ktype, x = why }
-				redis.call('HSET', keys[2], id, cmsgpack.pack(r))
-				redis.call('DEL', p .. 't:' .. id)
-				redis.call('ZREM', keys[4], id)
-				adopted = adopted + 1
-				if not earliest or at < earliest then
-					earliest = at
-				end
-			end
-		end
+	elseif not redis.call('ZSCORE', c.gone, id) then
+		batch_add(b, id, c.fired, { p = '', a = 0 })
 	end
-	if earliest and head(keys[1]) == earliest then
-		redis.call('PUBLISH', p .. 'wake', decimal(earliest))
-	end
-	return { adopted, cancelled, fired }
 end
 
 --[[
@@ -804,11 +951,10 @@ Reply: { fired, next, now } as lapse_sweep.
 local function expired(keys, args)
 	local ns, sink, maxlen = args[1], args[2], args[3]
 	check_ns(ns)
-	local skey, smax = parse_sink(ns, sink, maxlen)
-	local p = prefix(ns)
-	check_keys(keys, { p .. 'due', p .. 'jobs', skey, p .. 'gone' })
-	check_claim_keys(keys[1], keys[2], skey, sink)
-	check_type(keys[4], 'zset')
+	local c = firing(ns, 'expired', sink, maxlen)
+	check_keys(keys, { c.due, c.jobs, c.skey, c.gone })
+	check_claim_keys(c)
+	check_type(c.gone, 'zset')
 	if #args < 4 or #args > 1003 then
 		fail('expected 1 to 1000 ids, got %d', #args - 3)
 	end
@@ -816,31 +962,19 @@ local function expired(keys, args)
 		check_id(args[i])
 	end
 
-	local now = now_ms()
-	redis.call('ZREMRANGEBYSCORE', keys[4], '-inf', now - GONE_MS)
-	local fired = 0
+	start(c)
+	c.watched = true
+	redis.call('ZREMRANGEBYSCORE', c.gone, '-inf', c.now - GONE_MS)
+	local b, seen = new_batch(), {}
 	for i = 4, #args do
 		local id = args[i]
-		local score = redis.call('ZSCORE', keys[1], id)
-		if score then
-			local due = tonumber(score)
-			if due <= now then
-				redis.call('ZREM', keys[1], id)
-				local rec = record_unpack(redis.call('HGET', keys[2], id))
-				redis.call('HDEL', keys[2], id)
-				redis.call('ZADD', keys[4], now, id)
-				handoff(ns, sink, skey, smax, id, rec, decimal(due),
-				    decimal(now), 'expired')
-				fired = fired + 1
-			end
-		elseif not redis.call('ZSCORE', keys[4], id) then
-			redis.call('ZADD', keys[4], now, id)
-			handoff(ns, sink, skey, smax, id, { p = '', a = 0 },
-			    decimal(now), decimal(now), 'expired')
-			fired = fired + 1
+		if not seen[id] then
+			seen[id] = true
+			add_expired(c, b, id)
 		end
 	end
-	return { fired, head(keys[1]), now }
+	claim_batch(c, b)
+	return { b.n, head(c.due), c.now }
 end
 
 --[[
