@@ -321,8 +321,10 @@ Sinks: what happens to a claimed event. Each entry names its key
 (lapse:{NS}:<suffix>), the type that key holds, and handoff(c, id, rec,
 due, text), which hands one claimed event over: rec is its record (rec.a
 already counts this firing), due its due time in ms and text the same in
-decimal. The claim core (claim_batch, below) calls it once per event, in
-firing order.
+decimal. It returns nil, or the error message of a refusal: it runs its
+commands with redis.pcall and raises nothing, because the claim core
+(claim_batch, below), which calls it once per event in firing order, must
+still remove the events handed off before the refused one.
 
 The delivery sinks http and exec will be entries of their own: a handoff
 that leases the event into lapse:{NS}:inflight and adds it to the records
@@ -335,21 +337,25 @@ occurrence where the claim core removes a fired event.
 -- about as much as the XADD itself.
 local function xadd(c, ...)
 	if c.smax then
-		return redis.call('XADD', c.skey, 'MAXLEN', '~', c.smax, '*', ...)
+		return redis.pcall('XADD', c.skey, 'MAXLEN', '~', c.smax, '*',
+		    ...)
 	end
-	return redis.call('XADD', c.skey, '*', ...)
+	return redis.pcall('XADD', c.skey, '*', ...)
 end
 
 -- Sink stream: one entry, fields id, payload, due, fired, attempt, via
 -- (and type, for an adopted key that is not a string).
 local function to_stream(c, id, rec, due, text)
-	local a = rec.a == 1 and '1' or decimal(rec.a)
+	local a, r = rec.a == 1 and '1' or decimal(rec.a), nil
 	if rec.t then
-		xadd(c, 'id', id, 'payload', rec.p, 'due', text, 'fired',
+		r = xadd(c, 'id', id, 'payload', rec.p, 'due', text, 'fired',
 		    c.fired, 'attempt', a, 'via', c.via, 'type', rec.t)
 	else
-		xadd(c, 'id', id, 'payload', rec.p, 'due', text, 'fired',
+		r = xadd(c, 'id', id, 'payload', rec.p, 'due', text, 'fired',
 		    c.fired, 'attempt', a, 'via', c.via)
+	end
+	if type(r) == 'table' then
+		return r.err
 	end
 end
 
@@ -369,7 +375,14 @@ local function to_list(c, id, rec, due, text)
 	else
 		obj.payload_b64 = base64(rec.p)
 	end
-	redis.call('RPUSH', c.skey, cjson.encode(obj))
+	local ok, json = pcall(cjson.encode, obj)
+	if not ok then
+		return 'cannot encode the event as JSON: ' .. tostring(json)
+	end
+	local r = redis.pcall('RPUSH', c.skey, json)
+	if type(r) == 'table' then
+		return r.err
+	end
 end
 
 local SINKS = {
@@ -446,16 +459,42 @@ local function remembered(c, rec)
 	return c.watched or rec.k ~= nil
 end
 
--- Remove the first n events of b: from due and jobs, their trigger keys,
--- and remember those that need it in gone.
-local function remove_claimed(c, b, n)
+-- Delete the trigger keys of the events of b.
+local function delete_triggers(c, b)
 	local ids, triggers = b.id, {}
-	redis.call('ZREM', c.due, unpack(ids, 1, n))
-	redis.call('HDEL', c.jobs, unpack(ids, 1, n))
-	for i = 1, n do
+	for i = 1, b.n do
 		triggers[i] = c.p .. 't:' .. ids[i]
 	end
 	redis.call('DEL', unpack(triggers))
+end
+
+-- Hand the events of b to the sink in firing order, each counted as an
+-- attempt in its record. Returns how many were handed off, and the error
+-- of the refusal that stopped it.
+local function handoff_all(c, b)
+	local handoff, ids, due, text, recs = c.sink.handoff, b.id, b.due,
+	    b.text, b.rec
+	for i = 1, b.n do
+		local rec = recs[i]
+		rec.a = rec.a + 1
+		local err = handoff(c, ids[i], rec, due[i], text[i])
+		if err then
+			rec.a = rec.a - 1
+			return i - 1, err
+		end
+	end
+	return b.n, nil
+end
+
+-- Remove the first n events of b from due and jobs, and remember those
+-- that need it in gone.
+local function remove_claimed(c, b, n)
+	if n == 0 then
+		return
+	end
+	local ids = b.id
+	redis.call('ZREM', c.due, unpack(ids, 1, n))
+	redis.call('HDEL', c.jobs, unpack(ids, 1, n))
 	if b.adopted or c.watched then
 		local gone = {}
 		for i = 1, n do
@@ -464,7 +503,9 @@ local function remove_claimed(c, b, n)
 				gone[#gone + 1] = ids[i]
 			end
 		end
-		redis.call('ZADD', c.gone, unpack(gone))
+		if #gone > 0 then
+			redis.call('ZADD', c.gone, unpack(gone))
+		end
 	end
 end
 
@@ -473,8 +514,20 @@ The claim core, shared by every function that fires. The events of batch b
 were read in this call and found due: that read is the compare-and-set on
 id and due time (a function runs atomically, so no other caller claims
 them in between). claim_batch counts each event's attempt in its record,
-removes it (due, jobs, trigger key; gone for an adopted event) and hands
-it to the sink.
+hands it to the sink, and removes it (due, jobs, trigger key; gone for an
+adopted event).
+
+Redis does not roll back a function that fails half-way, so the order of
+the writes is what makes a failure lose nothing:
+  1. what can be checked is checked first (the gone key's type);
+  2. the trigger keys are deleted: a due event's trigger key has had its
+     expiry, its only use, so this loses nothing even if the event is
+     then left pending;
+  3. the events are handed to the sink in firing order until one is
+     refused (a stream whose ids are exhausted refuses XADD);
+  4. the events handed off are removed, in one ZREM and one HDEL;
+  5. a refusal is raised last, naming the event: it and every event
+     after it are still pending, every event before it has fired.
 ]]
 local function claim_batch(c, b)
 	if b.n == 0 then
@@ -483,13 +536,12 @@ local function claim_batch(c, b)
 	if b.adopted or c.watched then
 		check_type(c.gone, 'zset')
 	end
-	remove_claimed(c, b, b.n)
-	local handoff, ids, due, text, recs = c.sink.handoff, b.id, b.due,
-	    b.text, b.rec
-	for i = 1, b.n do
-		local rec = recs[i]
-		rec.a = rec.a + 1
-		handoff(c, ids[i], rec, due[i], text[i])
+	delete_triggers(c, b)
+	local n, err = handoff_all(c, b)
+	remove_claimed(c, b, n)
+	if err then
+		fail('%s refused event "%s" (%d fired before it): %s',
+		    show(c.skey), show(b.id[n + 1]), n, (err:gsub('^ERR ', '')))
 	end
 end
 
