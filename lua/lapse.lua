@@ -62,7 +62,14 @@ lapse_sweep write lapse:{NS}:gone when they fire an adopted event; and
 lapse_schedule and lapse_sweep read lapse:{NS}:horizon. All of these share
 the {NS} hash tag and so the slot of KEYS[1].
 
-Errors are raised before any write: a refused call changes nothing.
+Redis does not roll back a function that fails half-way, so each function
+checks everything that can fail before its first write: its arguments, the
+types of its keys, and whether its user may write the keys and channels
+that are not in KEYS (FCALL checks those in KEYS before the call). A
+refused call changes nothing. What cannot be checked, a sink refusing a
+hand-off, is ordered so that it loses nothing (see claim_batch). A caller
+who may not publish the wake channel publishes nothing: the event is
+written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
 local VERSION = 5
@@ -193,10 +200,25 @@ local function check_keys(keys, want)
 	end
 end
 
+-- Refuse the call unless its user may run cmd with these arguments: for
+-- the keys and channels a function writes that are not in KEYS (FCALL
+-- checks KEYS itself, before the call), so that the command is not
+-- refused by ACL half-way through the call.
+local function check_acl(cmd, key, ...)
+	if not redis.acl_check_cmd(cmd, key, ...) then
+		fail('no permission to %s %s', cmd, show(key))
+	end
+end
+
 -- Refuse keys of the wrong type before anything is written: Redis does not
 -- roll back a function that fails half-way.
 local function check_type(key, want)
-	local t = redis.call('TYPE', key).ok
+	local r = redis.pcall('TYPE', key)
+	if r.err then
+		check_acl('TYPE', key)
+		error(r)
+	end
+	local t = r.ok
 	if t ~= 'none' and t ~= want then
 		fail('%s holds a %s, not a %s', show(key), t, want)
 	end
@@ -204,16 +226,29 @@ end
 
 -- Run a command that reads key, which must be of type want or absent, and
 -- return its reply. A key of another type gets check_type's message: the
--- type is checked by the command itself, with no TYPE call of its own.
+-- type is checked by the command itself, with no TYPE call of its own;
+-- likewise a key outside KEYS that the user may not read gets
+-- check_acl's.
 local function read_typed(want, cmd, key, ...)
 	local r = redis.pcall(cmd, key, ...)
 	if type(r) == 'table' and r.err then
 		if r.err:find('^WRONGTYPE') then
 			check_type(key, want)
 		end
+		check_acl(cmd, key, ...)
 		error(r)
 	end
 	return r
+end
+
+-- check_acl for DEL of each of keys, in one call when all are allowed.
+local function check_acl_del(keys)
+	if redis.acl_check_cmd('DEL', unpack(keys)) then
+		return
+	end
+	for _, key in ipairs(keys) do
+		check_acl('DEL', key)
+	end
 end
 
 local function head(due_key)
@@ -459,13 +494,19 @@ local function remembered(c, rec)
 	return c.watched or rec.k ~= nil
 end
 
--- Delete the trigger keys of the events of b.
+-- Delete the trigger keys of the events of b. They are not all in KEYS:
+-- the DEL is the claim's first write, so that its refusal by ACL changes
+-- nothing; it is then reported as check_acl does.
 local function delete_triggers(c, b)
 	local ids, triggers = b.id, {}
 	for i = 1, b.n do
 		triggers[i] = c.p .. 't:' .. ids[i]
 	end
-	redis.call('DEL', unpack(triggers))
+	local r = redis.pcall('DEL', unpack(triggers))
+	if type(r) == 'table' then
+		check_acl_del(triggers)
+		error(r)
+	end
 end
 
 -- Hand the events of b to the sink in firing order, each counted as an
@@ -519,7 +560,8 @@ adopted event).
 
 Redis does not roll back a function that fails half-way, so the order of
 the writes is what makes a failure lose nothing:
-  1. what can be checked is checked first (the gone key's type);
+  1. what can be checked is checked first (the gone key's type, and
+     whether the user may write it: it is not in every function's KEYS);
   2. the trigger keys are deleted: a due event's trigger key has had its
      expiry, its only use, so this loses nothing even if the event is
      then left pending;
@@ -535,6 +577,7 @@ local function claim_batch(c, b)
 	end
 	if b.adopted or c.watched then
 		check_type(c.gone, 'zset')
+		check_acl('ZADD', c.gone, c.now, b.id[1])
 	end
 	delete_triggers(c, b)
 	local n, err = handoff_all(c, b)
@@ -545,9 +588,15 @@ local function claim_batch(c, b)
 	end
 end
 
--- Publish the wake channel: a new earliest event, due at due.
+-- Publish the wake channel: a new earliest event, due at due. A caller
+-- who may not publish there (Redis 7's acl-pubsub-default resetchannels,
+-- for one) publishes nothing: the event is written, and the reactors'
+-- timers and sweeps find it; the wake only makes that sooner.
 local function wake(p, due)
-	redis.call('PUBLISH', p .. 'wake', decimal(due))
+	local channel, message = p .. 'wake', decimal(due)
+	if redis.acl_check_cmd('PUBLISH', channel, message) then
+		redis.call('PUBLISH', channel, message)
+	end
 end
 
 -- The trigger-key horizon of a namespace: { ms, mark } (ms 0: none).
@@ -556,25 +605,31 @@ local function horizon(p)
 	return tonumber(h[1]) or HORIZON_MS, tonumber(h[2])
 end
 
--- Create the trigger keys of the events that came within the horizon
--- since the last promotion.
-local function promote(c, ms, mark)
+-- The promotion a sweep makes after it fires: the trigger keys of the
+-- events that came within the horizon since the last one (keys and their
+-- dues), and the new mark; nil when none is due. Read and checked before
+-- the sweep writes anything (the keys are not in KEYS), written by
+-- promote() after.
+local function promotion(c, ms, mark)
 	if ms == 0 then
-		return
+		return nil
 	end
 	mark = mark or c.now
 	local upto = c.now + ms
 	if upto - mark < PROMOTE_STEP_MS then
-		return
+		return nil
 	end
 	local r = redis.call('ZRANGE', c.due, '(' .. mark, upto, 'BYSCORE',
 	    'LIMIT', 0, PROMOTE_MAX, 'WITHSCORES')
 	local n = #r / 2
+	local plan = { keys = {}, dues = {} }
 	for i = 1, n do
 		local due = tonumber(r[2 * i])
 		if due > c.now then
-			redis.call('SET', c.p .. 't:' .. r[2 * i - 1], '', 'PXAT',
-			    due)
+			local key = c.p .. 't:' .. r[2 * i - 1]
+			check_acl('SET', key, '', 'PXAT', due)
+			plan.keys[#plan.keys + 1] = key
+			plan.dues[#plan.dues + 1] = due
 		end
 	end
 	if n == PROMOTE_MAX then
@@ -583,7 +638,19 @@ local function promote(c, ms, mark)
 		local first, last = tonumber(r[2]), tonumber(r[2 * n])
 		upto = last > first and last - 1 or last
 	end
-	redis.call('HSET', c.p .. 'horizon', 'mark', upto)
+	plan.horizon, plan.mark = c.p .. 'horizon', upto
+	check_acl('HSET', plan.horizon, 'mark', upto)
+	return plan
+end
+
+local function promote(plan)
+	if plan == nil then
+		return
+	end
+	for i, key in ipairs(plan.keys) do
+		redis.call('SET', key, '', 'PXAT', plan.dues[i])
+	end
+	redis.call('HSET', plan.horizon, 'mark', plan.mark)
 end
 
 --[[
@@ -702,10 +769,15 @@ local function cancel(keys, args)
 	check_keys(keys, { p .. 'due', p .. 'jobs', p .. 't:' .. id })
 	check_type(keys[1], 'zset')
 	check_type(keys[2], 'hash')
-	if redis.call('ZREM', keys[1], id) == 0 then
+	if not redis.call('ZSCORE', keys[1], id) then
 		return 0
 	end
 	local rec = record_unpack(redis.call('HGET', keys[2], id))
+	if rec.k then
+		-- The application's key is not in KEYS.
+		check_acl('DEL', rec.k)
+	end
+	redis.call('ZREM', keys[1], id)
 	redis.call('HDEL', keys[2], id)
 	redis.call('DEL', keys[3])
 	if rec.k then
@@ -819,9 +891,10 @@ local function sweep(keys, args)
 	local hms, hmark = horizon(c.p)
 
 	start(c)
+	local plan = promotion(c, hms, hmark)
 	local b = take_due(c, n)
 	claim_batch(c, b)
-	promote(c, hms, hmark)
+	promote(plan)
 	return { b.n, head(c.due), c.now }
 end
 
@@ -855,6 +928,13 @@ local function adopt_args(keys, args)
 	end
 	check_claim_keys(c)
 	check_type(c.gone, 'zset')
+	-- Adopting a key, or firing its occurrence, deletes the trigger key of
+	-- its id, which is not in KEYS: checked before the first key's writes.
+	local triggers = {}
+	for i = 1, n do
+		triggers[i] = c.p .. 't:' .. args[4 + i]
+	end
+	check_acl_del(triggers)
 	return c, n, maxpayload
 end
 

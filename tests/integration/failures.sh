@@ -111,4 +111,96 @@ t_is "once the sink takes entries, the occurrence fires, the new TTL is adopted"
 t_is "the occurrence fired once, with its old value" \
     "$(fired_payloads w | paste -sd' ')" "d v1"
 
+# --- ACL: keys and channels a function writes that are not in KEYS ---------
+# FCALL checks KEYS before the call; everything else a function writes is
+# checked before its first write, or, for the wake channel, skipped.
+
+# as USER ARGS...: redis-cli as ACL user USER (password pw)
+as() {
+	local user=$1
+	shift
+	REDISCLI_AUTH=pw "$REDIS_CLI" -s "$REDIS_SOCK" --user "$user" "$@" 2>&1
+}
+# Keys under test must not expire behind the digests' back.
+rcli DEBUG SET-ACTIVE-EXPIRE 0 >/dev/null
+OK='lapse:{o}:due lapse:{o}:jobs lapse:{o}:fired'
+adopt_o() {
+	# shellcheck disable=SC2086
+	rcli FCALL lapse_adopt $((4 + $#)) $OK 'lapse:{o}:gone' "$@" o stream 0 \
+	    1048576 $(printf '%s\n' "$@" | sed 's/^o://') | paste -sd' '
+}
+
+# cancel: the application's key of an adopted event is not in KEYS.
+rcli ACL SETUSER app on '>pw' '~lapse:*' '&*' '+@all' >/dev/null
+rcli SET o:k v PX 600000 >/dev/null
+t_is "o:k adopted" "$(adopt_o o:k)" "1 0 0"
+d0=$(digest)
+t_is "cancel by a user who may not delete the application's key is refused" \
+    "$(as app FCALL lapse_cancel 3 'lapse:{o}:due' 'lapse:{o}:jobs' \
+        'lapse:{o}:t:k' o k)" "ERR no permission to DEL o:k"
+t_is "and changed nothing: the event stays pending, the key stays" \
+    "$(digest)" "$d0"
+
+# schedule and adopt by a user who may not publish the wake channel: the
+# event is written and the call succeeds.
+rcli ACL SETUSER nopub on '>pw' '~*' resetchannels '+@all' >/dev/null
+t_is "schedule by a user who may not publish wake succeeds" \
+    "$(as nopub FCALL lapse_schedule 3 'lapse:{p}:due' 'lapse:{p}:jobs' \
+        'lapse:{p}:t:a' p a at 5000 v | paste -sd' ')" "5000 1"
+t_is "and the event is written" "$(pending p)" "a 5000"
+rcli SET o:q v PX 600000 >/dev/null
+t_is "adopt by a user who may not publish wake succeeds" \
+    "$(as nopub FCALL lapse_adopt 5 $OK 'lapse:{o}:gone' o:q o stream 0 \
+        1048576 q | paste -sd' ')" "1 0 0"
+
+# sweep of an adopted event by a user who may read but not write gone
+rcli SET o:g v PX 100 >/dev/null
+t_is "o:g adopted" "$(adopt_o o:g)" "1 0 0"
+wait_until 5 "o:g to expire" '[ "$(rcli EXISTS o:g)" = 0 ]'
+rcli ACL SETUSER nogone on '>pw' '~lapse:{o}:due' '~lapse:{o}:jobs' \
+    '~lapse:{o}:fired' '~lapse:{o}:t:*' '&*' '+@all' >/dev/null
+d0=$(digest)
+t_is "a sweep by a user who may not read the horizon is refused" \
+    "$(as nogone FCALL lapse_sweep 3 $OK o sweep stream 0 100)" \
+    "ERR no permission to HMGET lapse:{o}:horizon"
+t_is "and changed nothing" "$(digest)" "$d0"
+rcli ACL SETUSER nogone '%R~lapse:{o}:horizon' '%R~lapse:{o}:gone' \
+    >/dev/null
+t_is "a sweep by a user who may not write gone is refused" \
+    "$(as nogone FCALL lapse_sweep 3 $OK o sweep stream 0 100)" \
+    "ERR no permission to ZADD lapse:{o}:gone"
+t_is "and changed nothing" "$(digest)" "$d0"
+
+# adopt and expired by a user who may not delete trigger keys
+rcli ACL SETUSER notrig on '>pw' '~o:*' '~lapse:{o}:due' '~lapse:{o}:jobs' \
+    '~lapse:{o}:fired' '~lapse:{o}:gone' '&*' '+@all' >/dev/null
+rcli SET o:m v PX 600000 >/dev/null
+rcli SET o:n v PX 600000 >/dev/null
+d0=$(digest)
+t_is "adopt by a user who may not delete trigger keys is refused" \
+    "$(as notrig FCALL lapse_adopt 6 $OK 'lapse:{o}:gone' o:m o:n o stream \
+        0 1048576 m n)" "ERR no permission to DEL lapse:{o}:t:m"
+t_is "and changed nothing" "$(digest)" "$d0"
+t_is "expired by a user who may not delete trigger keys is refused" \
+    "$(as notrig FCALL lapse_expired 4 $OK 'lapse:{o}:gone' o stream 0 u9)" \
+    "ERR no permission to DEL lapse:{o}:t:u9"
+t_is "and changed nothing" "$(digest)" "$d0"
+
+# sweep with a promotion due by a user who may read but not write the
+# horizon: refused before it fires anything.
+rcli HSET 'lapse:{h}:horizon' ms 1000 >/dev/null
+fcall_schedule h due at 1000 p >/dev/null
+fcall_schedule h near in 5000 p >/dev/null
+rcli HSET 'lapse:{h}:horizon' ms 10000 >/dev/null
+rcli ACL SETUSER nomark on '>pw' '~lapse:{h}:due' '~lapse:{h}:jobs' \
+    '~lapse:{h}:fired' '~lapse:{h}:t:*' '%R~lapse:{h}:horizon' '&*' \
+    '+@all' >/dev/null
+d0=$(digest)
+t_is "a sweep by a user who may not write the horizon mark is refused" \
+    "$(as nomark FCALL lapse_sweep 3 'lapse:{h}:due' 'lapse:{h}:jobs' \
+        'lapse:{h}:fired' h sweep stream 0 100)" \
+    "ERR no permission to HSET lapse:{h}:horizon"
+t_is "and changed nothing: nothing fired, no trigger key promoted" \
+    "$(digest)" "$d0"
+
 t_done
