@@ -251,12 +251,44 @@ local function check_acl_del(keys)
 	end
 end
 
+-- A whole number of ms in [0, TIME_MAX]: NaN and anything below 0
+-- become 0, anything above TIME_MAX (+inf included) TIME_MAX.
+local function clamp_ms(d)
+	if d ~= d or d < 0 then
+		return 0
+	elseif d > TIME_MAX then
+		return TIME_MAX
+	end
+	return d
+end
+
+--[[
+A due time as the due ZSET holds it (the score's text), as the number of ms
+and the decimal text a hand-off records. lapse writes whole numbers of ms
+in [0, TIME_MAX], and Redis answers those scores in plain decimal, so the
+text is used as it is; a score written behind lapse's back (a fraction, a
+negative number, +-inf) is floored and clamped into that range, so that
+nothing downstream (stream fields, JSON, replies) fails on it or records
+garbage.
+]]
+local function due_of(score)
+	local d = tonumber(score)
+	if d > 0 and d <= TIME_MAX and d % 1 == 0 then
+		return d, score
+	end
+	d = clamp_ms(math.floor(d))
+	return d, decimal(d)
+end
+
+-- The earliest due time left, -1 when none: the first whole ms at which
+-- it is due (a fractional score counts from the next ms; +-inf are
+-- clamped as by due_of), so that next <= now means "due".
 local function head(due_key)
 	local h = redis.call('ZRANGE', due_key, 0, 0, 'WITHSCORES')
 	if h[1] == nil then
 		return -1
 	end
-	return tonumber(h[2])
+	return clamp_ms(math.ceil(tonumber(h[2])))
 end
 
 -- UTF-8 per RFC 3629: no overlong forms, surrogates or code points above
@@ -338,6 +370,10 @@ local function record_pack(payload, attempts, created, key, ktype, why)
 	    k = key, t = ktype, x = why })
 end
 
+-- An event's record, unpacked. A record written behind lapse's back is
+-- read as far as it makes sense: a field that is missing or of the wrong
+-- type gets its default (no payload, never fired, not adopted), so that
+-- no hand-off fails on it half-way through a call.
 local function record_unpack(raw)
 	if not raw then
 		return { p = '', a = 0 }
@@ -346,8 +382,22 @@ local function record_unpack(raw)
 	if not ok or type(rec) ~= 'table' then
 		return { p = '', a = 0 }
 	end
-	rec.p = rec.p or ''
-	rec.a = tonumber(rec.a) or 0
+	local a = rec.a
+	if type(rec.p) ~= 'string' then
+		rec.p = ''
+	end
+	-- a is 0 in every record lapse writes: the common case costs one
+	-- comparison.
+	if a ~= 0 and (type(a) ~= 'number' or a < 0 or a > TIME_MAX or
+	    a % 1 ~= 0) then
+		rec.a = 0
+	end
+	if rec.k ~= nil and type(rec.k) ~= 'string' then
+		rec.k = nil
+	end
+	if rec.t ~= nil and type(rec.t) ~= 'string' then
+		rec.t = nil
+	end
 	return rec
 end
 
@@ -480,9 +530,9 @@ end
 -- Add an event read in this call: its id, its due ZSET score and record.
 local function batch_add(b, id, score, rec)
 	local n = b.n + 1
-	local due = tonumber(score)
 	b.n = n
-	b.id[n], b.due[n], b.text[n], b.rec[n] = id, due, decimal(due), rec
+	b.id[n], b.rec[n] = id, rec
+	b.due[n], b.text[n] = due_of(score)
 	if rec.k then
 		b.adopted = true
 	end
@@ -498,9 +548,9 @@ end
 -- the DEL is the claim's first write, so that its refusal by ACL changes
 -- nothing; it is then reported as check_acl does.
 local function delete_triggers(c, b)
-	local ids, triggers = b.id, {}
+	local ids, triggers, p = b.id, {}, c.p
 	for i = 1, b.n do
-		triggers[i] = c.p .. 't:' .. ids[i]
+		triggers[i] = p .. 't:' .. ids[i]
 	end
 	local r = redis.pcall('DEL', unpack(triggers))
 	if type(r) == 'table' then
@@ -599,10 +649,12 @@ local function wake(p, due)
 	end
 end
 
--- The trigger-key horizon of a namespace: { ms, mark } (ms 0: none).
+-- The trigger-key horizon of a namespace: ms (0: none) and mark (nil: no
+-- promotion yet). Fields that are not whole numbers in range (written
+-- behind lapse's back) count as absent.
 local function horizon(p)
 	local h = read_typed('hash', 'HMGET', p .. 'horizon', 'ms', 'mark')
-	return tonumber(h[1]) or HORIZON_MS, tonumber(h[2])
+	return whole(h[1], DURATION_MAX) or HORIZON_MS, whole(h[2], TIME_MAX)
 end
 
 -- The promotion a sweep makes after it fires: the trigger keys of the
@@ -619,13 +671,16 @@ local function promotion(c, ms, mark)
 	if upto - mark < PROMOTE_STEP_MS then
 		return nil
 	end
-	local r = redis.call('ZRANGE', c.due, '(' .. mark, upto, 'BYSCORE',
-	    'LIMIT', 0, PROMOTE_MAX, 'WITHSCORES')
+	local r = redis.call('ZRANGE', c.due, '(' .. decimal(mark), upto,
+	    'BYSCORE', 'LIMIT', 0, PROMOTE_MAX, 'WITHSCORES')
 	local n = #r / 2
 	local plan = { keys = {}, dues = {} }
 	for i = 1, n do
 		local due = tonumber(r[2 * i])
-		if due > c.now then
+		-- Only whole numbers of ms make a trigger key (PXAT): a score
+		-- written behind lapse's back must not fail the SET after the
+		-- sweep has fired; such an event fires by timer and sweep.
+		if due > c.now and due % 1 == 0 then
 			local key = c.p .. 't:' .. r[2 * i - 1]
 			check_acl('SET', key, '', 'PXAT', due)
 			plan.keys[#plan.keys + 1] = key
@@ -635,7 +690,7 @@ local function promotion(c, ms, mark)
 	if n == PROMOTE_MAX then
 		-- More may share the last score: take it again next time,
 		-- unless the whole batch had one score (then move on).
-		local first, last = tonumber(r[2]), tonumber(r[2 * n])
+		local first, last = tonumber(r[2]), math.floor(tonumber(r[2 * n]))
 		upto = last > first and last - 1 or last
 	end
 	plan.horizon, plan.mark = c.p .. 'horizon', upto
@@ -729,7 +784,7 @@ local function schedule(keys, args)
 	end
 	if old and nx then
 		read_typed('hash', 'HEXISTS', keys[2], id)
-		return { tonumber(old), 0 }
+		return { (due_of(old)), 0 }
 	end
 	local r = redis.pcall('HSET', keys[2], id, record_pack(payload, 0, now))
 	if type(r) == 'table' and r.err then
@@ -852,8 +907,15 @@ local function take_due(c, max)
 	end
 	local raws = read_typed('hash', 'HMGET', c.jobs, unpack(ids))
 	for i = 1, count do
-		local d, rec = tonumber(r[2 * i]), record_unpack(raws[i])
-		due[i], text[i], recs[i] = d, decimal(d), rec
+		local rec, score = record_unpack(raws[i]), r[2 * i]
+		local d = tonumber(score)
+		-- due_of()'s common case inlined.
+		if d > 0 and d <= TIME_MAX and d % 1 == 0 then
+			due[i], text[i] = d, score
+		else
+			due[i], text[i] = due_of(score)
+		end
+		recs[i] = rec
 		if rec.k then
 			b.adopted = true
 		end

@@ -203,4 +203,60 @@ t_is "a sweep by a user who may not write the horizon mark is refused" \
 t_is "and changed nothing: nothing fired, no trigger key promoted" \
     "$(digest)" "$d0"
 
+# --- scores and records written behind lapse's back -------------------------
+# They must never make a call fail after it wrote: a due time is floored
+# and clamped to [0, 253402300799999], only whole ones get trigger keys, a
+# record's ill-typed fields get their defaults.
+
+# record KEY FIELD LUA-TABLE: HSET a MessagePack record as lapse's would
+# never be
+record() {
+	rcli EVAL "return redis.call('HSET', KEYS[1], ARGV[1], cmsgpack.pack($3))" \
+	    1 "$1" "$2" >/dev/null
+}
+rcli HSET 'lapse:{s}:horizon' ms 10000 >/dev/null
+fcall_schedule s e1 at 1000 p1 >/dev/null
+now=$(redis_time_ms)
+rcli ZADD 'lapse:{s}:due' "$((now + 5000)).5" frac -inf neg 1000.75 fr2 \
+    +inf never 2000 odd >/dev/null
+record 'lapse:{s}:jobs' odd '{ p = 12345, a = 1/0, k = { 1 } }'
+out=$(sweep s)
+t_is "a sweep with such scores and a horizon fires the due ones" \
+    "$(echo "$out" | head -1)" 4
+t_is "and answers the next due time rounded up to a whole ms" \
+    "$(echo "$out" | sed -n 2p)" "$((now + 5001))"
+t_is "due times are floored and clamped, the odd record read with defaults" \
+    "$(rcli XRANGE "$(k_fired s)" - + | awk '
+        $0 == "id" || $0 == "payload" || $0 == "due" || $0 == "attempt" {
+            f = $0; getline; printf "%s=%s ", f, $0 }
+        $0 == "via" { print "" }' | sed 's/ $//' | paste -sd'|')" \
+    "id=neg payload= due=0 attempt=1|id=e1 payload=p1 due=1000 attempt=1|id=fr2 payload= due=1000 attempt=1|id=odd payload= due=2000 attempt=1"
+t_is "the fractional event within the horizon gets no trigger key" \
+    "$(rcli EXISTS 'lapse:{s}:t:frac')" 0
+t_is "and stays pending, as does the one at +inf" "$(pending s)" \
+    "frac $((now + 5000)).5 never inf"
+t_is "the promotion moved the horizon mark" \
+    "$(rcli HGET 'lapse:{s}:horizon' mark)" "$(($(echo "$out" | sed -n 3p) + 10000))"
+rcli ZREM 'lapse:{s}:due' frac >/dev/null
+t_is "next of an event at +inf is the last time lapse knows" \
+    "$(sweep s | sed -n 2p)" 253402300799999
+
+# The list sink: JSON cannot hold inf, and a payload that is not a string
+# must not stop the call after an event before it was pushed.
+rcli ZADD 'lapse:{l}:due' 500 good -inf neg 2000 odd >/dev/null
+record 'lapse:{l}:jobs' good '{ p = "g", a = 0, c = 1 }'
+record 'lapse:{l}:jobs' odd '{ p = 12345, a = 1/0, t = { 1 } }'
+t_is "a list sweep of such events fires them all" \
+    "$(rcli FCALL lapse_sweep 3 "$(k_due l)" "$(k_jobs l)" "$(k_ready l)" \
+        l sweep list 0 100 2>&1 | head -1)" 3
+t_is "each once, with due times JSON can hold" \
+    "$(rcli LRANGE "$(k_ready l)" 0 -1 | jq -c '[.id, .due, .payload]' |
+        paste -sd' ')" '["neg",0,""] ["good",500,"g"] ["odd",2000,""]'
+
+# A horizon mark that is not a number: no promotion fails on it.
+rcli HSET 'lapse:{m}:horizon' ms 10000 mark nan >/dev/null
+fcall_schedule m e at 1000 p >/dev/null
+t_is "a sweep with a horizon mark that is not a number fires" \
+    "$(sweep m | head -1)" 1
+
 t_done
