@@ -30,6 +30,18 @@ PEXPIRETIME and its payload the key's value. The key itself plays the part
 of the trigger key. It is not in the {NS} slot: in a cluster, adoption
 needs the application key on the namespace's node.
 
+An adopted event fires exactly once however late Redis deletes its key
+(with many TTL keys, or only when the key is accessed): the call that
+fires it also deletes the key if its TTL is up (PEXPIRETIME equal to the
+due time fired, so in [0, now]), publishing del, after which lapse_adopt
+finds neither key nor event; or its access makes Redis expire the key
+there and then, publishing expired, which finds the id in gone, written
+in the same call. Either way no notification of that key can come after
+gone has forgotten the id (GONE_MS), and the guarantee does not depend on
+how fast Redis expires keys. A key whose TTL is not up, or which has none
+(set anew in the meantime), is left alone: lapse_adopt follows its new
+state. Every call that adds to gone prunes it.
+
 The event record is a MessagePack map: p = payload (bytes), a = number of
 times the event has fired so far, c = creation time (ms), and for adopted
 events k = the application key and t = its type when it is not a string
@@ -60,7 +72,9 @@ lapse_adopt delete (and lapse_sweep, with a horizon, creates) trigger keys
 of events that cannot be known before the call; lapse_claim and
 lapse_sweep write lapse:{NS}:gone when they fire an adopted event; and
 lapse_schedule and lapse_sweep read lapse:{NS}:horizon. All of these share
-the {NS} hash tag and so the slot of KEYS[1].
+the {NS} hash tag and so the slot of KEYS[1]. The other exception is an
+adopted event's application key, read and deleted by the functions that
+fire it and deleted by lapse_cancel (its name is in the event's record).
 
 Redis does not roll back a function that fails half-way, so each function
 checks everything that can fail before its first write: its arguments, the
@@ -586,16 +600,59 @@ local function remove_claimed(c, b, n)
 	local ids = b.id
 	redis.call('ZREM', c.due, unpack(ids, 1, n))
 	redis.call('HDEL', c.jobs, unpack(ids, 1, n))
-	if b.adopted or c.watched then
-		local gone = {}
-		for i = 1, n do
-			if remembered(c, b.rec[i]) then
-				gone[#gone + 1] = c.now
-				gone[#gone + 1] = ids[i]
-			end
+	if not (b.adopted or c.watched) then
+		return
+	end
+	local gone = {}
+	for i = 1, n do
+		if remembered(c, b.rec[i]) then
+			gone[#gone + 1] = c.now
+			gone[#gone + 1] = ids[i]
 		end
-		if #gone > 0 then
-			redis.call('ZADD', c.gone, unpack(gone))
+		if b.appkey[i] then
+			-- One DEL per key: application keys need not share a
+			-- hash slot.
+			redis.call('DEL', b.appkey[i])
+		end
+	end
+	if #gone > 0 then
+		-- Entries older than GONE_MS have done their job; pruning
+		-- here bounds the key even when no expired notification
+		-- arrives (lapse_expired used to be the only pruner).
+		redis.call('ZREMRANGEBYSCORE', c.gone, '-inf', c.now - GONE_MS)
+		redis.call('ZADD', c.gone, unpack(gone))
+	end
+end
+
+--[[
+The application keys of the adopted events in b whose TTL is up: b.appkey[i]
+is the key of event i when its PEXPIRETIME is the due time of the
+occurrence being fired (so in [0, now]): Redis just has not deleted the
+key yet. Left there, it would be deleted whenever Redis gets to it (with
+many TTL keys, or only when it is accessed), maybe more than GONE_MS
+later, and its expired notification would then find neither the event nor
+its gone entry and fire the id again. So the claim deletes it (DEL
+publishes del: the lapse_adopt that follows finds neither key nor event).
+Reading PEXPIRETIME may itself make Redis expire the key, publishing
+expired, which finds the id in gone, written in the same call. A key with
+another PEXPIRETIME (later, -1: set anew in the meantime) is another
+occurrence: lapse_adopt handles its new state. Read and checked before
+any write.
+]]
+local function find_app_keys(c, b)
+	b.appkey = {}
+	for i = 1, b.n do
+		local key = b.rec[i].k
+		if key then
+			local at = redis.pcall('PEXPIRETIME', key)
+			if type(at) == 'table' then
+				check_acl('PEXPIRETIME', key)
+				error(at)
+			end
+			if at == b.due[i] then
+				check_acl('DEL', key)
+				b.appkey[i] = key
+			end
 		end
 	end
 end
@@ -605,19 +662,22 @@ The claim core, shared by every function that fires. The events of batch b
 were read in this call and found due: that read is the compare-and-set on
 id and due time (a function runs atomically, so no other caller claims
 them in between). claim_batch counts each event's attempt in its record,
-hands it to the sink, and removes it (due, jobs, trigger key; gone for an
-adopted event).
+hands it to the sink, and removes it (due, jobs, trigger key; for an
+adopted event, its gone entry, and its application key when its TTL is up,
+see find_app_keys).
 
 Redis does not roll back a function that fails half-way, so the order of
 the writes is what makes a failure lose nothing:
-  1. what can be checked is checked first (the gone key's type, and
-     whether the user may write it: it is not in every function's KEYS);
+  1. what can be checked is checked first: the gone key's type, whether
+     the user may write it (it is not in every function's KEYS), and the
+     application keys to delete (find_app_keys);
   2. the trigger keys are deleted: a due event's trigger key has had its
      expiry, its only use, so this loses nothing even if the event is
      then left pending;
   3. the events are handed to the sink in firing order until one is
      refused (a stream whose ids are exhausted refuses XADD);
-  4. the events handed off are removed, in one ZREM and one HDEL;
+  4. the events handed off are removed, in one ZREM and one HDEL (and
+     their gone entries and application keys);
   5. a refusal is raised last, naming the event: it and every event
      after it are still pending, every event before it has fired.
 ]]
@@ -628,6 +688,8 @@ local function claim_batch(c, b)
 	if b.adopted or c.watched then
 		check_type(c.gone, 'zset')
 		check_acl('ZADD', c.gone, c.now, b.id[1])
+		check_acl('ZREMRANGEBYSCORE', c.gone, '-inf', c.now - GONE_MS)
+		find_app_keys(c, b)
 	end
 	delete_triggers(c, b)
 	local n, err = handoff_all(c, b)
@@ -1126,8 +1188,13 @@ local function add_expired(c, b, id)
 			batch_add(b, id, score,
 			    record_unpack(redis.call('HGET', c.jobs, id)))
 		end
-	elseif not redis.call('ZSCORE', c.gone, id) then
-		batch_add(b, id, c.fired, { p = '', a = 0 })
+	else
+		-- An entry older than GONE_MS counts as none (the claim
+		-- prunes it when it adds).
+		local fired = redis.call('ZSCORE', c.gone, id)
+		if not fired or tonumber(fired) <= c.now - GONE_MS then
+			batch_add(b, id, c.fired, { p = '', a = 0 })
+		end
 	end
 end
 
@@ -1158,7 +1225,6 @@ local function expired(keys, args)
 
 	start(c)
 	c.watched = true
-	redis.call('ZREMRANGEBYSCORE', c.gone, '-inf', c.now - GONE_MS)
 	local b, seen = new_batch(), {}
 	for i = 4, #args do
 		local id = args[i]

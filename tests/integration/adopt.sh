@@ -99,6 +99,127 @@ bad 'bad id "a b": byte 0x20 at offset 1 is not allowed (ids are bytes 0x21-0x7e
 # shellcheck disable=SC2086
 bad 'expected 1 to 1000 ids, got 0' FCALL lapse_expired 4 $K o stream 0
 
+# --- adopted events fire once, however late Redis deletes their keys --------
+# Redis deletes an expired key when its expiry cycle gets to it or when the
+# key is accessed, which may be long after the event fired; its expired
+# notification must not fire the id again once gone has forgotten it
+# (10 s). So the call that fires an adopted event deletes the key when its
+# TTL is up (or accessing it makes Redis expire it there and then), and no
+# notification of that key can come later. Active expiry off: as with a
+# busy database, only an access expires a key.
+rcli DEL 'lapse:{o}:gone' >/dev/null
+rcli DEBUG SET-ACTIVE-EXPIRE 0 >/dev/null
+rcli CONFIG SET notify-keyspace-events Exg >/dev/null
+rcli SUBSCRIBE '__keyevent@0__:expired' '__keyevent@0__:del' \
+    >"$T_DIR/keyevents" &
+sub=$!
+t_track $sub
+wait_for 5 "the subscription" grep -q 'keyevent@0__:del' "$T_DIR/keyevents"
+Q='lapse:{q}:due lapse:{q}:jobs lapse:{q}:fired lapse:{q}:gone'
+qadopt() {
+	# shellcheck disable=SC2086
+	rcli FCALL lapse_adopt 5 $Q "q:$1" q stream 0 1048576 "$1" | paste -sd' '
+}
+qexpired() {
+	# shellcheck disable=SC2086
+	rcli FCALL lapse_expired 4 $Q q stream 0 "$@" | head -1
+}
+qsweep() {
+	rcli FCALL lapse_sweep 3 'lapse:{q}:due' 'lapse:{q}:jobs' \
+	    'lapse:{q}:fired' q sweep stream 0 100 | head -1
+}
+# notified KEY: the keyevents published for KEY so far (expired, del)
+notified() {
+	awk -v k="$1" '{ l[NR] = $0 }
+	END { for (i = 1; i + 2 <= NR; i++)
+		if (l[i] == "message" && l[i + 2] == k) print l[i + 1] }' \
+	    "$T_DIR/keyevents" | sed 's/.*://' | paste -sd' '
+}
+# replay KEY ID: pass KEY's notifications to the functions a reactor calls
+# (expired: lapse_expired, del: lapse_adopt); prints what each fired.
+replay() {
+	local ev
+	for ev in $(notified "$1"); do
+		case $ev in
+		expired) echo "expired:$(qexpired "$2")" ;;
+		del) echo "del:$(qadopt "$2" | cut -d' ' -f3)" ;;
+		esac
+	done | paste -sd' '
+}
+
+# The sweep path, after the key's TTL is up.
+due=$(($(redis_time_ms) + 100))
+rcli SET q:s vs PXAT "$due" >/dev/null
+t_is "q:s adopted" "$(qadopt s)" "1 0 0"
+wait_until 5 "q:s to fall due" '[ "$(redis_time_ms)" -gt "$due" ]'
+t_is "a sweep fires the adopted event" "$(qsweep)" 1
+t_is "and leaves no key behind (not even one Redis has yet to delete)" \
+    "$(rcli DEBUG OBJECT q:s 2>&1)" "ERR no such key"
+wait_until 5 "the notification of q:s" '[ -n "$(notified q:s)" ]'
+t_is "its notification, passed on as a reactor does, fires nothing more" \
+    "$(replay q:s s)" "expired:0"
+rcli GET q:s >/dev/null
+t_is "a later access publishes nothing more" "$(notified q:s)" expired
+
+# The timer path: claims back to back across the due time, as a reactor's
+# timer fires within the due millisecond, when Redis has not expired the
+# key even for an access: the claim deletes it (del).
+due=$(($(redis_time_ms) + 100))
+rcli SET q:t vt PXAT "$due" >/dev/null
+t_is "q:t adopted" "$(qadopt t)" "1 0 0"
+awk 'function bulk(s) { printf "$%d\r\n%s\r\n", length(s), s }
+BEGIN {
+	for (i = 0; i < 20000; i++) {
+		printf "*13\r\n"
+		bulk("FCALL"); bulk("lapse_claim"); bulk("4")
+		bulk("lapse:{q}:due"); bulk("lapse:{q}:jobs"); bulk("lapse:{q}:t:t")
+		bulk("lapse:{q}:fired"); bulk("q"); bulk("t"); bulk("timer")
+		bulk("stream"); bulk("0"); bulk("")
+	}
+}' | rcli --pipe >/dev/null
+t_is "the claims reach past the due time: the event fired" \
+    "$(rcli FCALL_RO lapse_get 2 'lapse:{q}:due' 'lapse:{q}:jobs' q t)" ""
+t_is "the claims at the due time leave no key behind" \
+    "$(rcli DEBUG OBJECT q:t 2>&1)" "ERR no such key"
+wait_until 5 "the notification of q:t" '[ -n "$(notified q:t)" ]'
+t_match "deleted by the claim (del) or expired by its access (expired)" \
+    "$(notified q:t)" '^(del|expired)$'
+d0=$(digest)
+t_is "its notification, passed on as a reactor does, fires nothing more" \
+    "$(replay q:t t)" "$(notified q:t):0"
+t_is "and changes nothing" "$(digest)" "$d0"
+t_is "q:s and q:t fired once each" \
+    "$(fired_payloads q | paste -sd' ')" "s vs t vt"
+
+# A key set anew before its occurrence fired is another occurrence: the
+# firing leaves it alone, its adoption follows.
+due=$(($(redis_time_ms) + 100))
+rcli SET q:r v1 PXAT "$due" >/dev/null
+t_is "q:r adopted" "$(qadopt r)" "1 0 0"
+rcli SET q:r v2 PX 600000 >/dev/null
+wait_until 5 "q:r's first TTL to pass" '[ "$(redis_time_ms)" -gt "$due" ]'
+t_is "a sweep fires the occurrence due" "$(qsweep)" 1
+t_is "and leaves the key set anew alone" "$(rcli GET q:r)" v2
+t_is "whose adoption then makes the next occurrence" "$(qadopt r)" "1 0 0"
+
+# gone is pruned by every call that adds to it, not only by lapse_expired.
+now=$(redis_time_ms)
+rcli ZADD 'lapse:{q}:gone' $((now - 20000)) old1 $((now - 15000)) old2 \
+    >/dev/null
+due=$(($(redis_time_ms) + 100))
+rcli SET q:p vp PXAT "$due" >/dev/null
+t_is "q:p adopted" "$(qadopt p)" "1 0 0"
+wait_until 5 "q:p to fall due" '[ "$(redis_time_ms)" -gt "$due" ]'
+t_is "a sweep fires q:p" "$(qsweep)" 1
+t_is "and prunes gone of entries older than 10 s" \
+    "$(rcli ZRANGE 'lapse:{q}:gone' 0 -1 | sort | paste -sd' ')" "p s t"
+rcli ZADD 'lapse:{q}:gone' $((now - 20000)) stale >/dev/null
+t_is "an expiry remembered more than 10 s ago fires again" \
+    "$(qexpired stale)" 1
+kill $sub
+wait $sub 2>/dev/null
+t_untrack $sub
+
 # A due adopted event with a gone key of the wrong type: sweep and claim
 # refuse before they remove it (firing it would need the gone ZSET).
 rcli DEL 'lapse:{o}:gone' >/dev/null
