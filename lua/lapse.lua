@@ -914,10 +914,12 @@ ARGV: NS ID VIA SINK MAXLEN [DUE]
   SINK    stream | list
   MAXLEN  approximate stream trim length; 0 never trims
   DUE     claim only if the event is still due at exactly this time
-Reply: { claimed, next, now } where claimed is 1 when this call fired the
-event, 0 when it was absent, not yet due, or due at another time; next is
-the earliest due time left in the namespace, -1 when none; now is this
-server's time of the call.
+Reply: { claimed, next, now, dues } where claimed is 1 when this call
+fired the event, 0 when it was absent, not yet due, or due at another
+time; next is the earliest due time left in the namespace, -1 when none;
+now is this server's time of the call; dues is the array of the due times
+(ms) of the events this call fired, { due } or empty, so that the caller
+can count their lateness (now - due).
 ]]
 local function claim(keys, args)
 	local ns, id, via, sink, maxlen, want = args[1], args[2], args[3],
@@ -947,7 +949,7 @@ local function claim(keys, args)
 			claim_batch(c, b)
 		end
 	end
-	return { b.n, head(c.due), c.now }
+	return { b.n, head(c.due), c.now, b.due }
 end
 
 -- The due events a sweep takes: earliest first, at most max.
@@ -993,9 +995,11 @@ batch size.
 KEYS: lapse:{NS}:due lapse:{NS}:jobs SINK-KEY
 ARGV: NS VIA SINK MAXLEN BATCH
   BATCH   at most this many events (1 .. 4096)
-Reply: { fired, next, now } where fired is how many events this call handed
-off, next the earliest due time left (-1 when none) and now this server's
-time of the call; next <= now means more are due: call again.
+Reply: { fired, next, now, dues } where fired is how many events this call
+handed off, next the earliest due time left (-1 when none), now this
+server's time of the call, and dues the array of the due times (ms) of
+the events fired, in firing order (the reactor counts lateness = now -
+due for each); next <= now means more are due: call again.
 ]]
 local function sweep(keys, args)
 	local ns, via, sink, maxlen, batch = args[1], args[2], args[3],
@@ -1019,7 +1023,7 @@ local function sweep(keys, args)
 	local b = take_due(c, n)
 	claim_batch(c, b)
 	promote(plan)
-	return { b.n, head(c.due), c.now }
+	return { b.n, head(c.due), c.now, b.due }
 end
 
 -- lapse_adopt's arguments, checked: the call's context, the number of keys
@@ -1100,7 +1104,7 @@ local function fire_occurrence(c, tally, id, ev)
 	local b = new_batch()
 	batch_add(b, id, ev.score, ev.rec)
 	claim_batch(c, b)
-	tally.fired = tally.fired + 1
+	tally.dues[#tally.dues + 1] = b.due[1]
 end
 
 -- Cancel the adoption of a key deleted, or left without a TTL, before its
@@ -1162,20 +1166,21 @@ KEYS: lapse:{NS}:due lapse:{NS}:jobs SINK-KEY lapse:{NS}:gone KEY1 .. KEYn
 ARGV: NS SINK MAXLEN MAXPAYLOAD ID1 .. IDn   (KEYi ends with IDi)
   MAXPAYLOAD  a string value longer than this is adopted with an empty
               payload (its record says why: x = "payload too large")
-Reply: { adopted, cancelled, fired }: events created or moved, cancelled,
-and fired because they were due.
+Reply: { adopted, cancelled, fired, dues }: events created or moved,
+cancelled, and fired because they were due; dues the array of the due
+times (ms) of the occurrences fired, in firing order.
 ]]
 local function adopt(keys, args)
 	local c, n, maxpayload = adopt_args(keys, args)
 	start(c)
-	local tally = { adopted = 0, cancelled = 0, fired = 0 }
+	local tally = { adopted = 0, cancelled = 0, dues = {} }
 	for i = 1, n do
 		adopt_key(c, tally, keys[4 + i], args[4 + i], maxpayload)
 	end
 	if tally.earliest and head(c.due) == tally.earliest then
 		wake(c.p, tally.earliest)
 	end
-	return { tally.adopted, tally.cancelled, tally.fired }
+	return { tally.adopted, tally.cancelled, #tally.dues, tally.dues }
 end
 
 -- Add to b what the expiry of id's key fires: its pending event if it is
@@ -1207,7 +1212,8 @@ fired within the last GONE_MS fires nothing more.
 
 KEYS: lapse:{NS}:due lapse:{NS}:jobs SINK-KEY lapse:{NS}:gone
 ARGV: NS SINK MAXLEN ID1 .. IDn (at most 1000)
-Reply: { fired, next, now } as lapse_sweep.
+Reply: { fired, next, now, dues } as lapse_sweep (an unadopted expiry is
+due at now).
 ]]
 local function expired(keys, args)
 	local ns, sink, maxlen = args[1], args[2], args[3]
@@ -1234,7 +1240,7 @@ local function expired(keys, args)
 		end
 	end
 	claim_batch(c, b)
-	return { b.n, head(c.due), c.now }
+	return { b.n, head(c.due), c.now, b.due }
 end
 
 --[[

@@ -15,7 +15,7 @@ adopt() {
 	for k in "${keys[@]}"; do ids+=("${k#o:}"); done
 	# shellcheck disable=SC2086
 	rcli FCALL lapse_adopt $((4 + $#)) $K "${keys[@]}" o stream 0 1048576 \
-	    "${ids[@]}" | paste -sd' '
+	    "${ids[@]}" | head -3 | paste -sd' '
 }
 expired() {
 	# shellcheck disable=SC2086
@@ -52,16 +52,26 @@ t_is "and deletes its trigger key" "$(rcli EXISTS 'lapse:{o}:t:c')" 0
 # An adopted occurrence already due when its key is set anew fires first.
 rcli SET o:d v1 PX 1000 >/dev/null
 t_is "o:d adopted" "$(adopt o:d)" "1 0 0"
+first=$(rcli PEXPIRETIME o:d)
 wait_until 5 "o:d to expire" '[ "$(rcli EXISTS o:d)" = 0 ]'
 rcli SET o:d v2 PX 120000 >/dev/null
+# shellcheck disable=SC2086
+out=$(rcli FCALL lapse_adopt 5 $K o:d o stream 0 1048576 d)
 t_is "re-set after its expiry: the due occurrence fires, the new one is adopted" \
-    "$(adopt o:d)" "1 0 1"
+    "$(echo "$out" | head -3 | paste -sd' ')" "1 0 1"
+t_is "the reply has the due time of the occurrence it fired" \
+    "$(echo "$out" | tail -n +4)" "$first"
 t_is "the occurrence fired with its old value" \
     "$(fired_payloads o | paste -sd' ')" "d v1"
 t_is "its expired notification then fires nothing more" "$(expired d)" 0
 
 # Unadopted expiries: fired once, with an empty payload.
-t_is "an unadopted expiry fires" "$(expired u1 u2)" 2
+# shellcheck disable=SC2086
+out=$(rcli FCALL lapse_expired 4 $K o stream 0 u1 u2)
+t_is "an unadopted expiry fires" "$(echo "$out" | head -1)" 2
+now=$(echo "$out" | sed -n 3p)
+t_is "due at the time of the call: the reply's dues are its now" \
+    "$(echo "$out" | tail -n +4 | paste -sd' ')" "$now $now"
 t_is "the same expiries reported again fire nothing" "$(expired u2 u1)" 0
 t_is "their entries have empty payloads, via expired" \
     "$(fired_entries o | awk '$1 ~ /^u/ { print $1, $4 }' | paste -sd' ')" \
@@ -70,7 +80,8 @@ t_is "their entries have empty payloads, via expired" \
 # Values over max-payload: adopted with an empty payload.
 rcli SET o:big 0123456789 PXAT $((now + 60000)) >/dev/null
 t_is "a value over MAXPAYLOAD is adopted" \
-    "$(rcli FCALL lapse_adopt 5 $K o:big o stream 0 5 big | paste -sd' ')" \
+    "$(rcli FCALL lapse_adopt 5 $K o:big o stream 0 5 big | head -3 |
+        paste -sd' ')" \
     "1 0 0"
 t_is "with an empty payload" \
     "$(rcli FCALL_RO lapse_get 2 'lapse:{o}:due' 'lapse:{o}:jobs' o big |
@@ -118,7 +129,8 @@ wait_for 5 "the subscription" grep -q 'keyevent@0__:del' "$T_DIR/keyevents"
 Q='lapse:{q}:due lapse:{q}:jobs lapse:{q}:fired lapse:{q}:gone'
 qadopt() {
 	# shellcheck disable=SC2086
-	rcli FCALL lapse_adopt 5 $Q "q:$1" q stream 0 1048576 "$1" | paste -sd' '
+	rcli FCALL lapse_adopt 5 $Q "q:$1" q stream 0 1048576 "$1" | head -3 |
+	    paste -sd' '
 }
 qexpired() {
 	# shellcheck disable=SC2086

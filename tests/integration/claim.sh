@@ -68,8 +68,15 @@ t_is "a claim removes the member, the record and the trigger key" \
 fcall_schedule c x at 5000 p >/dev/null
 t_is "a claim naming another due time claims nothing" \
     "$(claim c x sweep stream 4000)" 0
+fcall_schedule c y at 6000 p >/dev/null
 t_is "a claim naming the event's due time wins" \
-    "$(claim c x sweep stream 5000)" 1
+    "$(rcli FCALL lapse_claim 4 "$(k_due c)" "$(k_jobs c)" "$(k_t c x)" \
+        "$(k_fired c)" c x sweep stream 0 5000 | sed 3d | paste -sd' ')" \
+    "1 6000 5000"
+t_is "a claim that fires nothing answers no due times" \
+    "$(rcli FCALL lapse_claim 4 "$(k_due c)" "$(k_jobs c)" "$(k_t c x)" \
+        "$(k_fired c)" c x sweep stream 0 | sed 3d | paste -sd' ')" \
+    "0 6000 "
 
 # cancelled: never fires
 fcall_schedule k gone at 1000 p >/dev/null
@@ -112,6 +119,9 @@ t_is "a sweep claims at most BATCH events and says more are due" \
     "$(echo "$out" | head -1)" 4
 t_is "a sweep answers the next due time" "$(echo "$out" | sed -n 2p)" \
     $((now - 10000 + 500))
+t_is "and the due times of the events it fired, in firing order" \
+    "$(echo "$out" | tail -n +4 | paste -sd' ')" \
+    "$((now - 9900)) $((now - 9800)) $((now - 9700)) $((now - 9600))"
 out=$(sweep s sweep stream 100)
 t_is "the next sweep claims the remaining due events" \
     "$(echo "$out" | head -2 | paste -sd' ')" "5 $f1"
