@@ -211,6 +211,10 @@ bad_fcall 'ERR bad batch "0": must be 1 to 4096' \
     lapse_sweep 3 "$D" "$J" 'lapse:{orders}:fired' orders sweep stream 0 0
 bad_fcall 'ERR bad batch "5000": must be 1 to 4096' \
     lapse_sweep 3 "$D" "$J" 'lapse:{orders}:fired' orders sweep stream 0 5000
+bad_fcall 'ERR bad maxbytes "0": must be 1 to 1000000000000000' \
+    lapse_sweep 3 "$D" "$J" 'lapse:{orders}:fired' orders sweep stream 0 10 0
+bad_fcall 'ERR bad maxbytes "1e6": must be 1 to 1000000000000000' \
+    lapse_sweep 3 "$D" "$J" 'lapse:{orders}:fired' orders sweep stream 0 10 1e6
 bad_fcall 'ERR bad limit "0": must be 1 to 100000' \
     lapse_list 1 "$D" orders 0
 

@@ -168,4 +168,55 @@ t_is "a sweep into a sink key of the wrong type is refused" "$out" \
     "ERR lapse:{w}:fired holds a string, not a stream"
 t_is "the refused sweep changed nothing" "$(digest)" "$d0"
 
+# A byte budget as well as a count: a sweep takes no more events once
+# their records reach MAXBYTES (at least one), so that large payloads do
+# not block Redis for seconds; and it reads only the records it fires.
+# sweep_b NS MAXBYTES: lapse_sweep of up to 100 events within MAXBYTES
+sweep_b() {
+	rcli FCALL lapse_sweep 3 "$(k_due "$1")" "$(k_jobs "$1")" \
+	    "$(k_fired "$1")" "$1" sweep stream 0 100 "$2"
+}
+head -c 1000 /dev/zero | tr '\0' x >"$T_DIR/p1000"
+for i in 1 2 3 4 5 6; do
+	rcli -x FCALL lapse_schedule 3 "$(k_due m)" "$(k_jobs m)" "$(k_t m "e$i")" \
+	    m "e$i" at $((1000 + i)) <"$T_DIR/p1000" >/dev/null
+done
+out=$(sweep_b m 2500)
+t_is "records of about 1000 bytes, MAXBYTES 2500: three fire" \
+    "$(echo "$out" | head -1)" 3
+t_is "and the reply says more are due (next <= now)" \
+    "$(echo "$out" | awk 'NR == 2 { next_ = $0 } NR == 3 {
+        print (next_ <= $0) ? "yes" : "no" }')" yes
+t_is "MAXBYTES 1: one fires all the same" "$(sweep_b m 1 | head -1)" 1
+t_is "no MAXBYTES: the default (8 MiB) takes the rest" \
+    "$(sweep m sweep stream 100 | head -1)" 2
+t_is "each fired once, in due order" \
+    "$(fired_entries m | awk '{ print $1 }' | paste -sd' ')" \
+    "e1 e2 e3 e4 e5 e6"
+
+# Records of 600 KiB, MAXBYTES 2 MiB: the records are read two (as many as
+# 2 MiB holds at the default max-payload, 1 MiB), then one at a time, and
+# the sweep stops at the fourth (2.4 MiB): it read exactly what it fired.
+head -c 614400 /dev/zero | tr '\0' y >"$T_DIR/p600k"
+for i in 1 2 3 4 5 6; do
+	rcli -x FCALL lapse_schedule 3 "$(k_due big)" "$(k_jobs big)" \
+	    "$(k_t big "e$i")" big "e$i" at $((1000 + i)) <"$T_DIR/p600k" \
+	    >/dev/null
+done
+rcli MONITOR >"$T_DIR/monitor" &
+mon=$!
+t_track $mon
+wait_for 5 "MONITOR" grep -q OK "$T_DIR/monitor"
+t_is "records of 600 KiB, MAXBYTES 2 MiB: four fire" \
+    "$(sweep_b big 2097152 | head -1)" 4
+rcli PING >/dev/null
+wait_for 5 "the sweep in MONITOR" grep -q '"PING"' "$T_DIR/monitor"
+kill $mon
+wait $mon 2>/dev/null
+t_untrack $mon
+t_is "it read the records of exactly those four, two, then one at a time" \
+    "$(grep '"HMGET" "lapse:{big}:jobs"' "$T_DIR/monitor" |
+        sed 's/.*"lapse:{big}:jobs" //; s/"//g' | paste -sd'|')" \
+    "e1 e2|e3|e4"
+
 t_done
