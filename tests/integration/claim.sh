@@ -219,4 +219,74 @@ t_is "it read the records of exactly those four, two, then one at a time" \
         sed 's/.*"lapse:{big}:jobs" //; s/"//g' | paste -sd'|')" \
     "e1 e2|e3|e4"
 
+# The list sink's encodings: payloads that are JSON text (UTF-8 per RFC
+# 3629, no NUL) go as payload, anything else as payload_b64, standard
+# padded base64, for every length modulo 3 and 12 (the encoder's steps)
+# and across the encoder's runs of ASCII and of multibyte sequences.
+enc_n=0
+# enc KIND FILE: schedule FILE's bytes as the payload of the next event of
+# namespace enc; KIND (text or b64) is what the list must hold.
+enc() {
+	enc_n=$((enc_n + 1))
+	cp "$2" "$T_DIR/enc.$enc_n"
+	echo "$1" >"$T_DIR/enc.$enc_n.kind"
+	rcli -x FCALL lapse_schedule 3 "$(k_due enc)" "$(k_jobs enc)" \
+	    "$(k_t enc "c$enc_n")" enc "c$enc_n" at $((1000 + enc_n)) \
+	    <"$2" >/dev/null
+}
+# encp KIND PRINTF-FORMAT: enc of printf's output
+encp() {
+	printf "$2" >"$T_DIR/encp"
+	enc "$1" "$T_DIR/encp"
+}
+x70=$(head -c 70 /dev/zero | tr '\0' x)
+encp text ''
+encp text 'plain ascii'
+encp text 'caf\xc3\xa9'
+encp text '\xe2\x82\xac'
+encp text '\xf0\x9f\x98\x80'
+encp text '\xf4\x8f\xbf\xbf'
+encp text '\xe0\xa0\x80\xf0\x90\x80\x80\xed\x9f\xbf'
+encp text "$x70"'\xc3\xa9'"$x70"'\xe2\x82\xac\xe2\x82\xac'"$x70"
+encp b64 '\xc0\x80'
+encp b64 '\xc1\xbf'
+encp b64 '\xe0\x9f\xbf'
+encp b64 '\xed\xa0\x80'
+encp b64 '\xf0\x8f\xbf\xbf'
+encp b64 '\xf4\x90\x80\x80'
+encp b64 '\xf5\x80\x80\x80'
+encp b64 '\x80'
+encp b64 'ab\xe2\x82'
+encp b64 'a\xc3'
+encp b64 '\xc3\x28'
+encp b64 "$x70"'\x00'
+encp b64 "$x70"'\xc3\xa9'"$x70"'\xff'
+for len in $(seq 0 29) 1000 100000; do
+	{ printf '\xff'; head -c "$len" /dev/urandom; } >"$T_DIR/rand"
+	enc b64 "$T_DIR/rand"
+done
+rcli FCALL lapse_sweep 3 "$(k_due enc)" "$(k_jobs enc)" "$(k_ready enc)" \
+    enc sweep list 0 100 >/dev/null
+bad=
+for i in $(seq 1 $enc_n); do
+	rcli LINDEX "$(k_ready enc)" $((i - 1)) >"$T_DIR/json"
+	if [ "$(cat "$T_DIR/enc.$i.kind")" = text ]; then
+		jq -j .payload "$T_DIR/json" >"$T_DIR/got"
+	else
+		jq -j .payload_b64 "$T_DIR/json" | base64 -d >"$T_DIR/got" &&
+		    [ "$(jq -j .payload_b64 "$T_DIR/json")" = \
+		    "$(base64 -w0 "$T_DIR/enc.$i")" ]
+	fi || bad="$bad c$i"
+	cmp -s "$T_DIR/got" "$T_DIR/enc.$i" || bad="$bad c$i"
+done
+t_is "each of $enc_n payloads as payload or payload_b64, exactly" "$bad" ""
+rcli FCALL lapse_schedule 3 "$(k_due ei)" "$(k_jobs ei)" \
+    "$(printf 'lapse:{ei}:t:\xff\xfe')" ei "$(printf '\xff\xfe')" at 1000 \
+    '' >/dev/null
+rcli FCALL lapse_sweep 3 "$(k_due ei)" "$(k_jobs ei)" "$(k_ready ei)" \
+    ei sweep list 0 100 >/dev/null
+t_is "an id that is not UTF-8 goes as id_b64" \
+    "$(rcli LINDEX "$(k_ready ei)" 0 | jq -c '[.id, .id_b64]')" \
+    '[null,"//4="]'
+
 t_done
