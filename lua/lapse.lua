@@ -779,6 +779,15 @@ records go back to the reactor in the caller's reply. A recurring event
 schedules its next occurrence after step 4 (ZADD due, HSET jobs: after
 the ZREM, which would remove it otherwise), in the same call.
 ]]
+-- Count n events fired by the call's path in lapse:{NS}:counts (field
+-- expired, timer or sweep), in the same atomic call as the claim: a
+-- reactor that loses a reply cannot know what that call fired, Redis can.
+-- A statistic must never fail a claim: a counts key the user may not
+-- write, or of another type, is left as it is.
+local function tally(c, n)
+	redis_pcall('HINCRBY', c.p .. 'counts', c.via, n)
+end
+
 local function claim_batch(c, b)
 	if b.n == 0 then
 		return b
@@ -792,6 +801,9 @@ local function claim_batch(c, b)
 	delete_triggers(c, b)
 	local n, err = handoff_all(c, b)
 	remove_claimed(c, b, n)
+	if n > 0 then
+		tally(c, n)
+	end
 	if err then
 		fail('%s refused event "%s" (%d fired before it): %s',
 		    show(c.skey), show(b.id[n + 1]), n, (err:gsub('^ERR ', '')))
@@ -1450,8 +1462,10 @@ lapse_stats: counters of a namespace.
 KEYS: lapse:{NS}:due lapse:{NS}:fired lapse:{NS}:ready
 ARGV: NS
 Reply: { 'pending', n, 'overdue', n, 'next_due', ms or -1, 'now', ms,
-'fired', n, 'ready', n } (fired: entries in the stream; ready: elements in
-the list).
+'fired', n, 'ready', n, 'fired_expired', n, 'fired_timer', n,
+'fired_sweep', n } (fired: entries in the stream; ready: elements in the
+list; fired_PATH: events fired through each path since lapse:{NS}:counts
+was created, read by name like the horizon, in the same slot).
 ]]
 local function stats(keys, args)
 	local ns = args[1]
@@ -1461,11 +1475,16 @@ local function stats(keys, args)
 	local pending = read_typed('zset', 'ZCARD', keys[1])
 	local fired = read_typed('stream', 'XLEN', keys[2])
 	local ready = read_typed('list', 'LLEN', keys[3])
+	local counts = read_typed('hash', 'HMGET', p .. 'counts', 'expired',
+	    'timer', 'sweep')
 	local now = now_ms()
 	return { 'pending', pending,
 	    'overdue', redis.call('ZCOUNT', keys[1], '-inf', now),
 	    'next_due', head(keys[1]), 'now', now,
-	    'fired', fired, 'ready', ready }
+	    'fired', fired, 'ready', ready,
+	    'fired_expired', tonumber(counts[1]) or 0,
+	    'fired_timer', tonumber(counts[2]) or 0,
+	    'fired_sweep', tonumber(counts[3]) or 0 }
 end
 
 --[[

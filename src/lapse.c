@@ -190,7 +190,9 @@ static const struct command commands[] = {
 	    .usage = "stats NS",
 	    .help = "Print the counters of a namespace: "
 	            "pending, overdue, next_due,\n"
-	            "fired (stream entries) and ready (list elements)." },
+	            "fired (stream entries), ready (list elements) and "
+	            "fired_expired,\n"
+	            "fired_timer, fired_sweep (events each path fired)." },
 	{ .name = "tail",
 	    .run = cmd_tail,
 	    .options = tail_options,

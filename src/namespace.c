@@ -500,6 +500,11 @@ namespace_free(struct namespace *ns)
 	    ns->fired[VIA_EXPIRED] + ns->fired[VIA_TIMER] +
 	        ns->fired[VIA_SWEEP],
 	    ns->fired[VIA_EXPIRED], ns->fired[VIA_TIMER], ns->fired[VIA_SWEEP]);
+	if (ns->replies_lost > 0)
+		log_info("namespace %s: and what the calls in flight when a "
+		         "connection was lost fired: lapse:{%s}:counts has "
+		         "it; replies lost: %" PRIu64,
+		    ns->ns->name, ns->ns->name, ns->replies_lost);
 	event_free(ns->timer);
 	event_free(ns->sweep_timer);
 	watch_free(ns->watch);

@@ -289,4 +289,29 @@ t_is "an id that is not UTF-8 goes as id_b64" \
     "$(rcli LINDEX "$(k_ready ei)" 0 | jq -c '[.id, .id_b64]')" \
     '[null,"//4="]'
 
+# lapse:{NS}:counts: the events each path fired, counted by the claim
+# itself, so that no lost reply can make the count wrong.
+for i in 1 2 3 4 5; do fcall_schedule cnt "c$i" at 1000 '' >/dev/null; done
+claim cnt c1 expired stream >/dev/null
+sweep cnt timer stream 2 >/dev/null
+sweep cnt sweep stream 10 >/dev/null
+t_is "each path's count in lapse:{cnt}:counts" \
+    "$(rcli HMGET 'lapse:{cnt}:counts' expired timer sweep | paste -sd' ')" \
+    "1 2 2"
+t_match "lapse_stats answers them" \
+    "$(rcli FCALL_RO lapse_stats 3 "$(k_due cnt)" "$(k_fired cnt)" \
+        "$(k_ready cnt)" cnt | paste -sd' ')" \
+    ' fired 5 ready 0 fired_expired 1 fired_timer 2 fired_sweep 2$'
+# A counts key of another type: a statistic never fails a claim.
+rcli DEL 'lapse:{cnt}:counts' >/dev/null
+rcli SET 'lapse:{cnt}:counts' x >/dev/null
+fcall_schedule cnt c6 at 1000 '' >/dev/null
+t_is "a counts key of another type does not stop a sweep" \
+    "$(sweep cnt sweep stream 10 | head -1):$(rcli ZCARD "$(k_due cnt)")" \
+    "1:0"
+t_is "lapse_stats names it" \
+    "$(rcli FCALL_RO lapse_stats 3 "$(k_due cnt)" "$(k_fired cnt)" \
+        "$(k_ready cnt)" cnt 2>&1)" \
+    'ERR lapse:{cnt}:counts holds a string, not a hash'
+
 t_done
