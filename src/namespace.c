@@ -428,7 +428,7 @@ namespace_new(struct event_base *base, const struct conf *cfg,
     const struct conf_ns *nscfg, struct link *link)
 {
 	struct namespace *ns;
-	struct watch_names wn;
+	struct watch_names names;
 	struct timeval tv;
 	int i;
 
@@ -459,14 +459,14 @@ namespace_new(struct event_base *base, const struct conf *cfg,
 	evtimer_add(ns->sweep_timer, &tv);
 	link_subscribe(link, ns->wake, wake_cb, ns);
 	if (nscfg->nwatch > 0) {
-		wn.key_due = ns->key_due;
-		wn.key_jobs = ns->key_jobs;
-		wn.key_sink = ns->key_sink;
-		wn.sink = ns->sink;
-		wn.maxlen = ns->maxlen;
-		wn.fired = watch_fired;
-		wn.arg = ns;
-		ns->watch = watch_new(link, nscfg, cfg->redis->db, &wn);
+		names.key_due = ns->key_due;
+		names.key_jobs = ns->key_jobs;
+		names.key_sink = ns->key_sink;
+		names.sink = ns->sink;
+		names.maxlen = ns->maxlen;
+		names.fired = watch_fired;
+		names.arg = ns;
+		ns->watch = watch_new(link, nscfg, cfg->redis->db, &names);
 	}
 	return (ns);
 }
