@@ -54,6 +54,7 @@
 #include "clock.h"
 #include "log.h"
 #include "lualib.h"
+#include "rcmd.h"
 #include "rconn.h"
 #include "xmalloc.h"
 
@@ -382,63 +383,54 @@ aconn_ready_now(struct aconn *conn)
 	conn->state_cb(conn, 1, conn->arg);
 }
 
+/*
+ * The command of handshake step step, in c; -1 when the step has none on
+ * this connection (no password, database 0, no library to check).
+ */
+static int
+handshake_command(struct aconn *conn, int step, struct rcmd *c)
+{
+	const char *password = conn->cfg.password;
+
+	if (password == NULL)
+		password = conn->url->password;
+	if (step == STEP_AUTH && password != NULL) {
+		rcmd_add_str(c, "AUTH");
+		if (conn->url->user != NULL)
+			rcmd_add_str(c, conn->url->user);
+		rcmd_add_str(c, password);
+	} else if (step == STEP_SELECT && conn->url->db != 0) {
+		rcmd_add_str(c, "SELECT");
+		rcmd_addf(c, "%d", conn->url->db);
+	} else if (step == STEP_VERSION && conn->cfg.load_functions) {
+		rcmd_add_str(c, "FCALL");
+		rcmd_add_str(c, "lapse_version");
+		rcmd_add_str(c, "0");
+	} else if (step == STEP_LOAD) {
+		rcmd_add_str(c, "FUNCTION");
+		rcmd_add_str(c, "LOAD");
+		rcmd_add_str(c, "REPLACE");
+		rcmd_add(c, lualib_source, lualib_length);
+	} else
+		return (-1);
+	return (0);
+}
+
+/* Send the command of step, or of the first step after it that has one. */
 static void
 aconn_handshake_next(struct aconn *conn, int step)
 {
-	const char *argv[4];
-	size_t argvlen[4];
-	const char *password;
-	char db[16];
-	int argc = 0;
+	struct rcmd c;
 
-	if (step == STEP_AUTH) {
-		password = conn->cfg.password;
-		if (password == NULL)
-			password = conn->url->password;
-		if (password == NULL) {
-			aconn_handshake_next(conn, STEP_SELECT);
-			return;
-		}
-		argv[argc++] = "AUTH";
-		if (conn->url->user != NULL)
-			argv[argc++] = conn->url->user;
-		argv[argc++] = password;
-	} else if (step == STEP_SELECT) {
-		if (conn->url->db == 0) {
-			aconn_handshake_next(conn, STEP_VERSION);
-			return;
-		}
-		snprintf(db, sizeof db, "%d", conn->url->db);
-		argv[argc++] = "SELECT";
-		argv[argc++] = db;
-	} else if (step == STEP_VERSION) {
-		if (!conn->cfg.load_functions) {
-			aconn_handshake_next(conn, STEP_DONE);
-			return;
-		}
-		argv[argc++] = "FCALL";
-		argv[argc++] = "lapse_version";
-		argv[argc++] = "0";
-	} else if (step == STEP_LOAD) {
-		argv[argc] = "FUNCTION";
-		argvlen[argc++] = 8;
-		argv[argc] = "LOAD";
-		argvlen[argc++] = 4;
-		argv[argc] = "REPLACE";
-		argvlen[argc++] = 7;
-		argv[argc] = lualib_source;
-		argvlen[argc++] = lualib_length;
-		if (aconn_send(conn, handshake_cb, (void *)(intptr_t)step, argc,
-		        argv, argvlen) != 0)
-			aconn_drop(conn, "cannot send FUNCTION LOAD");
-		return;
-	} else {
+	rcmd_init(&c);
+	while (step != STEP_DONE && handshake_command(conn, step, &c) != 0)
+		step = step == STEP_VERSION ? STEP_DONE : step + 1;
+	if (step == STEP_DONE)
 		aconn_ready_now(conn);
-		return;
-	}
-	if (aconn_send(conn, handshake_cb, (void *)(intptr_t)step, argc, argv,
-	        NULL) != 0)
+	else if (aconn_send(conn, handshake_cb, (void *)(intptr_t)step, c.argc,
+	             c.argv, c.argvlen) != 0)
 		aconn_drop(conn, "cannot send the handshake");
+	rcmd_free(&c);
 }
 
 static void
