@@ -1,6 +1,6 @@
 #!/bin/bash
-# lapsed on database 3 of a server with a password: the handshake's AUTH and
-# SELECT, the keyevent channel of that database, an event fired there.
+# lapsed on database 3 of a server with a password: the handshake's AUTH
+# and SELECT, and an event scheduled and fired there.
 . "$TESTS_LIB"
 t_start 30
 redis_start
