@@ -629,7 +629,7 @@ the application key to delete with event i (see find_app_keys).
 ]]
 local function new_batch()
 	return { n = 0, id = {}, due = {}, text = {}, rec = {},
-	    adopted = false, appkey = {} }
+	    adopted = false, appkey = {}, at = {} }
 end
 
 -- Add an event read in this call: its id, its due ZSET score and record.
@@ -643,10 +643,34 @@ local function batch_add(b, id, score, rec)
 	end
 end
 
--- Whether a fired event is remembered in gone (see lapse_expired): adopted
--- events, and everything lapse_expired fires (c.watched).
-local function remembered(c, rec)
-	return c.watched or rec.k ~= nil
+-- Whether the firing of event i of b is remembered in gone (see
+-- lapse_expired): when an expired notification of its key may still come
+-- or be on its way. That is everything lapse_expired fires (c.watched),
+-- and an adopted event whose key is gone (-2), out of reach (nil), or due
+-- and not deleted by this call. A key this call deletes publishes del, and
+-- a key set anew (another PEXPIRETIME, or -1) is another occurrence, whose
+-- expiry must not be taken for this one's.
+local function remembered(c, b, i)
+	if c.watched then
+		return true
+	end
+	if not b.rec[i].k or b.appkey[i] then
+		return false
+	end
+	local at = b.at[i]
+	return at == nil or at == -2 or at == b.due[i]
+end
+
+-- redis.call(cmd, key, ...) with the elements of list, in calls of at most
+-- UNPACK_MAX of them: Lua 5.1's unpack stops at its C stack (about 8,000
+-- values), which two per event of a 4,096-event sweep would pass.
+local UNPACK_MAX = 2000
+local function call_list(cmd, key, list)
+	for i = 1, #list, UNPACK_MAX do
+		local last = i + UNPACK_MAX - 1
+		redis_call(cmd, key, unpack(list, i, last < #list and last or
+		    #list))
+	end
 end
 
 --[[
@@ -659,24 +683,26 @@ later, and its expired notification would then find neither the event nor
 its gone entry and fire the id again. So the claim deletes it (DEL
 publishes del: the lapse_adopt that follows finds neither key nor event).
 Reading PEXPIRETIME may itself make Redis expire the key, publishing
-expired, which finds the id in gone, written in the same call. A key with
-another PEXPIRETIME (later, -1: set anew in the meantime) is another
-occurrence: lapse_adopt handles its new state. Read and checked before
-any write.
+expired: then at[i] is -2, and the firing is remembered in gone, written
+in the same call (see remembered). A key with another PEXPIRETIME (later,
+-1: set anew in the meantime) is another occurrence: lapse_adopt handles
+its new state. A key out of reach is left alone (at[i] nil). Read before
+any write; nothing here raises.
 ]]
 local function find_app_keys(b)
 	for i = 1, b.n do
 		local key = b.rec[i].k
 		if key then
+			-- A key out of reach (no permission, another slot in
+			-- a cluster) must not stop the namespace: its event
+			-- fires, and gone covers its notification.
 			local at = redis_pcall('PEXPIRETIME', key)
-			if type(at) == 'table' then
-				check_acl('PEXPIRETIME', key)
-				error(at)
-			end
-			if at == b.due[i] then
-				check_acl('DEL', key)
+			if type(at) ~= 'number' then
+				at = nil
+			elseif at == b.due[i] and acl_check('DEL', key) then
 				b.appkey[i] = key
 			end
+			b.at[i] = at
 		end
 	end
 end
@@ -730,19 +756,18 @@ local function remove_claimed(c, b, n)
 	end
 	local gone = {}
 	for i = 1, n do
-		if remembered(c, b.rec[i]) then
+		if remembered(c, b, i) then
 			gone[#gone + 1] = c.now
 			gone[#gone + 1] = ids[i]
 		end
 		if b.appkey[i] then
-			-- One DEL per key: application keys need not share a
-			-- hash slot.
+			-- One DEL per key, as find_app_keys read them.
 			redis_call('DEL', b.appkey[i])
 		end
 	end
 	if #gone > 0 then
 		redis_call('ZREMRANGEBYSCORE', c.gone, '-inf', c.now - GONE_MS)
-		redis_call('ZADD', c.gone, unpack(gone))
+		call_list('ZADD', c.gone, gone)
 	end
 end
 
