@@ -27,8 +27,9 @@ Adopted events: an application key under a prefix a namespace watches
 (`SET orders:close:9 v EX 60` with watch = orders:) is adopted as event
 `close:9` of that namespace by lapse_adopt: its due time is the key's
 PEXPIRETIME and its payload the key's value. The key itself plays the part
-of the trigger key. It is not in the {NS} slot: in a cluster, adoption
-needs the application key on the namespace's node.
+of the trigger key. In a Redis Cluster, a function may touch only keys
+of one slot: the application key must hash to the namespace's slot (a
+prefix carrying the hash tag, {NS}); elsewhere it may be any key.
 
 An adopted event fires exactly once however late Redis deletes its key
 (with many TTL keys, or only when the key is accessed): the call that
@@ -36,11 +37,14 @@ fires it also deletes the key if its TTL is up (PEXPIRETIME equal to the
 due time fired, so in [0, now]), publishing del, after which lapse_adopt
 finds neither key nor event; or its access makes Redis expire the key
 there and then, publishing expired, which finds the id in gone, written
-in the same call. Either way no notification of that key can come after
-gone has forgotten the id (GONE_MS), and the guarantee does not depend on
-how fast Redis expires keys. A key whose TTL is not up, or which has none
-(set anew in the meantime), is left alone: lapse_adopt follows its new
-state. Every call that adds to gone prunes it.
+in the same call. Either way no notification of that key is published
+after gone has forgotten the id (GONE_MS), and the guarantee does not
+depend on how fast Redis expires keys; it does depend on every reactor
+handling a notification within GONE_MS of its publication (a reactor
+stopped for longer with notifications buffered could fire such an id
+again). A key whose TTL is not up, or which has none (set anew in the
+meantime), is left alone: lapse_adopt follows its new state. Every call
+that adds to gone prunes it.
 
 The event record is a MessagePack map: p = payload (bytes), a = number of
 times the event has fired so far, c = creation time (ms), and for adopted
@@ -1010,13 +1014,42 @@ local function schedule(keys, args)
 end
 
 --[[
+What cancelling adopted event rec (due at due) does with its application
+key, read before the first write: { del = the key is still this
+occurrence's (its PEXPIRETIME is the due time): delete it, which publishes
+del, not expired; remember = its expired notification may be on its way
+(the key is gone, or out of reach): the id goes to gone, so that it fires
+nothing }. A key set anew is another occurrence and is left alone.
+]]
+local function cancel_key(p, rec, due, now)
+	-- A key out of reach refuses the cancel: left there, it would fire
+	-- the cancelled event when it expires.
+	check_acl('DEL', rec.k)
+	local at = redis_pcall('PEXPIRETIME', rec.k)
+	if type(at) ~= 'number' then
+		error(at)
+	end
+	if at == due then
+		return { del = true }
+	end
+	if at ~= -2 then
+		return {}
+	end
+	check_type(p .. 'gone', 'zset')
+	check_acl('ZADD', p .. 'gone', now, rec.k)
+	return { remember = true }
+end
+
+--[[
 lapse_cancel: remove an event so that it never fires.
 
 KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:t:<id>
 ARGV: NS ID
 Reply: 1 cancelled, 0 no such event (already fired, cancelled, or never
 scheduled). Cancelling an adopted event also deletes the application's key
-(DEL: no `expired` follows).
+while it is the key of that occurrence (DEL: no `expired` follows); if the
+key has expired already, its notification finds the id in gone and fires
+nothing (see cancel_key).
 ]]
 local function cancel(keys, args)
 	local ns, id = args[1], args[2]
@@ -1024,21 +1057,24 @@ local function cancel(keys, args)
 	check_id(id)
 	local p = prefix(ns)
 	check_keys(keys, { p .. 'due', p .. 'jobs', p .. 't:' .. id })
-	check_type(keys[1], 'zset')
 	check_type(keys[2], 'hash')
-	if not redis_call('ZSCORE', keys[1], id) then
+	local score = read_typed('zset', 'ZSCORE', keys[1], id)
+	if not score then
 		return 0
 	end
 	local rec = record_unpack(redis_call('HGET', keys[2], id))
+	local now, key = now_ms(), {}
 	if rec.k then
-		-- The application's key is not in KEYS.
-		check_acl('DEL', rec.k)
+		key = cancel_key(p, rec, due_of(score), now)
 	end
 	redis_call('ZREM', keys[1], id)
 	redis_call('HDEL', keys[2], id)
 	redis_call('DEL', keys[3])
-	if rec.k then
+	if key.del then
 		redis_call('DEL', rec.k)
+	elseif key.remember then
+		redis_call('ZREMRANGEBYSCORE', p .. 'gone', '-inf', now - GONE_MS)
+		redis_call('ZADD', p .. 'gone', now, id)
 	end
 	return 1
 end
@@ -1243,6 +1279,10 @@ local function adopt_args(keys, args)
 			fail('KEYS[%d] "%s" does not end with its id "%s"',
 			    4 + i, show(key), show(id))
 		end
+		if key:sub(1, 6) == 'lapse:' then
+			fail('KEYS[%d] "%s" is one of lapse\'s own keys, never ' ..
+			    'an application key', 4 + i, show(key))
+		end
 	end
 	check_claim_keys(c)
 	check_type(c.gone, 'zset')
@@ -1276,39 +1316,39 @@ end
 -- payload is then empty), and why the payload is empty when the value is
 -- longer than maxpayload.
 local function key_payload(key, maxpayload)
-	-- GET answers WRONGTYPE for other types: one call for the common
-	-- case, TYPE only for the rare one.
-	local v = redis_pcall('GET', key)
-	if type(v) == 'table' then
+	-- STRLEN answers WRONGTYPE for other types (TYPE only for those),
+	-- and spares reading a value too large to be a payload.
+	local len = redis_pcall('STRLEN', key)
+	if type(len) == 'table' then
 		return '', redis_call('TYPE', key).ok, nil
 	end
-	if #v > maxpayload then
+	if len > maxpayload then
 		return '', nil, 'payload too large'
 	end
-	return v, nil, nil
+	return redis_call('GET', key), nil, nil
 end
 
 -- Fire the occurrence ev of adopted event id, whose expiry came (its key
 -- is gone or was set anew): via expired, before anything else of the key.
-local function fire_occurrence(c, tally, id, ev)
+local function fire_occurrence(c, totals, id, ev)
 	local b = new_batch()
 	batch_add(b, id, ev.score, ev.rec)
 	claim_batch(c, b)
-	tally.dues[#tally.dues + 1] = b.due[1]
+	totals.dues[#totals.dues + 1] = b.due[1]
 end
 
 -- Cancel the adoption of a key deleted, or left without a TTL, before its
 -- expiry came.
-local function cancel_adoption(c, tally, id)
+local function cancel_adoption(c, totals, id)
 	redis_call('ZREM', c.due, id)
 	redis_call('HDEL', c.jobs, id)
-	tally.cancelled = tally.cancelled + 1
+	totals.cancelled = totals.cancelled + 1
 end
 
 -- Adopt key's current state, a TTL ending at at: event id due then, its
 -- value the payload. Nothing is written when ev, its pending adoption,
 -- already says so.
-local function adopt_state(c, tally, key, id, at, ev, maxpayload)
+local function adopt_state(c, totals, key, id, at, ev, maxpayload)
 	local payload, ktype, why = key_payload(key, maxpayload)
 	if ev and ev.due == at and ev.rec.p == payload then
 		return
@@ -1318,25 +1358,25 @@ local function adopt_state(c, tally, key, id, at, ev, maxpayload)
 	    record_pack(payload, 0, c.now, key, ktype, why))
 	redis_call('DEL', c.p .. 't:' .. id)
 	redis_call('ZREM', c.gone, id)
-	tally.adopted = tally.adopted + 1
-	if not tally.earliest or at < tally.earliest then
-		tally.earliest = at
+	totals.adopted = totals.adopted + 1
+	if not totals.earliest or at < totals.earliest then
+		totals.earliest = at
 	end
 end
 
 -- Make event id follow the state of key: fire its occurrence if its expiry
 -- came, then adopt the key's TTL, or cancel the event if the key has none.
-local function adopt_key(c, tally, key, id, maxpayload)
+local function adopt_key(c, totals, key, id, maxpayload)
 	local ev = adoption_of(c, key, id)
 	local at = redis_call('PEXPIRETIME', key)
 	if ev and ev.due <= c.now and at ~= ev.due then
-		fire_occurrence(c, tally, id, ev)
+		fire_occurrence(c, totals, id, ev)
 		ev = nil
 	end
 	if at >= 0 then
-		adopt_state(c, tally, key, id, at, ev, maxpayload)
+		adopt_state(c, totals, key, id, at, ev, maxpayload)
 	elseif ev then
-		cancel_adoption(c, tally, id)
+		cancel_adoption(c, totals, id)
 	end
 end
 
@@ -1363,25 +1403,30 @@ times (ms) of the occurrences fired, in firing order.
 local function adopt(keys, args)
 	local c, n, maxpayload = adopt_args(keys, args)
 	start(c)
-	local tally = { adopted = 0, cancelled = 0, dues = {} }
+	local totals = { adopted = 0, cancelled = 0, dues = {} }
 	for i = 1, n do
-		adopt_key(c, tally, keys[4 + i], args[4 + i], maxpayload)
+		adopt_key(c, totals, keys[4 + i], args[4 + i], maxpayload)
 	end
-	if tally.earliest and head(c.due) == tally.earliest then
-		wake(c.p, tally.earliest)
+	if totals.earliest and head(c.due) == totals.earliest then
+		wake(c.p, totals.earliest)
 	end
-	return { tally.adopted, tally.cancelled, #tally.dues, tally.dues }
+	return { totals.adopted, totals.cancelled, #totals.dues, totals.dues }
 end
 
 -- Add to b what the expiry of id's key fires: its pending event if it is
--- due; if there is none and id did not fire within GONE_MS (its key
+-- due, or if it is adopted and its key is gone; if there is none and id did not fire within GONE_MS (its key
 -- expired unadopted), an event due now with an empty payload.
 local function add_expired(c, b, id)
 	local score = redis_call('ZSCORE', c.due, id)
 	if score then
+		local rec = record_unpack(redis_call('HGET', c.jobs, id))
 		if tonumber(score) <= c.now then
-			batch_add(b, id, score,
-			    record_unpack(redis_call('HGET', c.jobs, id)))
+			batch_add(b, id, score, rec)
+		elseif rec.k and redis_pcall('PEXPIRETIME', rec.k) == -2 then
+			-- Its key expired before its recorded due time: the
+			-- application shortened the TTL, and this notification
+			-- came before the adoption of that. Its expiry is now.
+			batch_add(b, id, c.fired, rec)
 		end
 	else
 		-- An entry older than GONE_MS counts as none (the claim
@@ -1455,7 +1500,7 @@ local function get(keys, args)
 		return nil
 	end
 	local rec = record_unpack(raw)
-	return { tonumber(score), rec.p, rec.a }
+	return { (due_of(score)), rec.p, rec.a }
 end
 
 --[[
@@ -1476,9 +1521,20 @@ local function list(keys, args)
 	end
 	local r = read_typed('zset', 'ZRANGE', keys[1], 0, n - 1, 'WITHSCORES')
 	for i = 2, #r, 2 do
-		r[i] = tonumber(r[i])
+		r[i] = due_of(r[i])
 	end
 	return r
+end
+
+-- A count read from lapse:{NS}:counts as an integer a reply can carry:
+-- what is not a count (written behind lapse's back) reads as 0, and a
+-- count beyond 2^53 as 2^53.
+local function count_of(v)
+	local n = tonumber(v)
+	if not n or n < 0 or n ~= n then
+		return 0
+	end
+	return n < 2 ^ 53 and floor(n) or 2 ^ 53
 end
 
 --[[
@@ -1507,9 +1563,9 @@ local function stats(keys, args)
 	    'overdue', redis.call('ZCOUNT', keys[1], '-inf', now),
 	    'next_due', head(keys[1]), 'now', now,
 	    'fired', fired, 'ready', ready,
-	    'fired_expired', tonumber(counts[1]) or 0,
-	    'fired_timer', tonumber(counts[2]) or 0,
-	    'fired_sweep', tonumber(counts[3]) or 0 }
+	    'fired_expired', count_of(counts[1]),
+	    'fired_timer', count_of(counts[2]),
+	    'fired_sweep', count_of(counts[3]) }
 end
 
 --[[

@@ -248,4 +248,101 @@ bad 'lapse:{o}:gone holds a string, not a zset' \
 bad 'lapse:{o}:gone holds a string, not a zset' \
     FCALL lapse_claim 4 'lapse:{o}:due' 'lapse:{o}:jobs' 'lapse:{o}:t:g' \
     'lapse:{o}:fired' o g timer stream 0
+# --- found by review ---------------------------------------------------------
+rcli DEBUG SET-ACTIVE-EXPIRE 0 >/dev/null
+rcli DEL 'lapse:{o}:gone' >/dev/null
+C='lapse:{c}:due lapse:{c}:jobs lapse:{c}:fired lapse:{c}:gone'
+cadopt() {
+	# shellcheck disable=SC2086
+	rcli FCALL lapse_adopt 5 $C "c:$1" c stream 0 1048576 "$1" | head -3 |
+	    paste -sd' '
+}
+cexpired() {
+	# shellcheck disable=SC2086
+	rcli FCALL lapse_expired 4 $C c stream 0 "$@" | head -1
+}
+ccancel() {
+	rcli FCALL lapse_cancel 3 'lapse:{c}:due' 'lapse:{c}:jobs' \
+	    "lapse:{c}:t:$1" c "$1"
+}
+cfired() { rcli XLEN 'lapse:{c}:fired'; }
+
+# Cancelled at its due time, when its key has expired (here: by the
+# cancel's own access): the expired notification fires nothing.
+rcli SET c:a va PX 100 >/dev/null
+t_is "c:a adopted" "$(cadopt a)" "1 0 0"
+wait_until 5 "c:a to fall due" \
+    '[ "$(redis_time_ms)" -gt "$(rcli ZSCORE "lapse:{c}:due" a)" ]'
+t_is "cancel of an adopted event whose key is due answers 1" "$(ccancel a)" 1
+t_is "its key's expired notification then fires nothing" \
+    "$(cexpired a):$(cfired)" "0:0"
+# Cancel deletes the application's key only while it is the occurrence's.
+rcli SET c:b vb PX 600000 >/dev/null
+t_is "c:b adopted" "$(cadopt b)" "1 0 0"
+rcli SET c:b kept >/dev/null
+t_is "cancel of an adopted event whose key was set anew answers 1" \
+    "$(ccancel b)" 1
+t_is "and leaves the key set anew alone" "$(rcli GET c:b)" kept
+# A shortened TTL whose expiry comes before its adoption: the notification
+# fires the event, with its value, at once.
+rcli SET c:s vs PX 600000 >/dev/null
+t_is "c:s adopted" "$(cadopt s)" "1 0 0"
+rcli PEXPIRE c:s 50 >/dev/null
+wait_until 5 "c:s to expire early" '[ "$(rcli EXISTS c:s)" = 0 ]'
+t_is "its expired notification fires it before its recorded due time" \
+    "$(cexpired s):$(rcli XRANGE 'lapse:{c}:fired' - + | grep -cx vs)" "1:1"
+t_is "and the adoption of the gone key that follows changes nothing" \
+    "$(cadopt s)" "0 0 0"
+# lapse's own keys are never application keys.
+rcli FCALL lapse_schedule 3 'lapse:{c}:due' 'lapse:{c}:jobs' 'lapse:{c}:t:x' \
+    c x in 600000 important >/dev/null
+d0=$(digest)
+t_is "adopting one of lapse's own keys is refused" \
+    "$(rcli FCALL lapse_adopt 5 $C 'lapse:{c}:t:x' c stream 0 1048576 x 2>&1)" \
+    "ERR KEYS[5] \"lapse:{c}:t:x\" is one of lapse's own keys, never an application key"
+t_is "and changes nothing" "$(digest)" "$d0"
+ccancel x >/dev/null
+# Scores written behind lapse's back reach no reply unconverted.
+rcli ZADD 'lapse:{c}:due' +inf never >/dev/null
+t_is "lapse_list answers +inf as the last time lapse knows" \
+    "$(rcli FCALL_RO lapse_list 1 'lapse:{c}:due' c 10 | tail -1)" \
+    253402300799999
+t_is "and lapse_get too" \
+    "$(rcli FCALL_RO lapse_get 2 'lapse:{c}:due' 'lapse:{c}:jobs' c never |
+        head -1)" 253402300799999
+rcli ZREM 'lapse:{c}:due' never >/dev/null
+# A sweep of 4,096 adopted events whose keys have expired remembers them
+# all in gone (unpack's limit was passed after the sweep's writes).
+awk 'BEGIN { for (i = 0; i < 4096; i++) printf "SET c:m%d v PX 2000\n", i }' |
+    rcli >/dev/null
+for b in 0 1 2 3; do
+	awk -v b="$b" 'BEGIN {
+		printf "FCALL lapse_adopt 1004 lapse:{c}:due lapse:{c}:jobs"
+		printf " lapse:{c}:fired lapse:{c}:gone"
+		for (i = b * 1024; i < b * 1024 + 1000; i++) printf " c:m%d", i
+		printf " c stream 0 1048576"
+		for (i = b * 1024; i < b * 1024 + 1000; i++) printf " m%d", i
+		print ""
+	}' | rcli >/dev/null
+	awk -v b="$b" 'BEGIN {
+		printf "FCALL lapse_adopt 28 lapse:{c}:due lapse:{c}:jobs"
+		printf " lapse:{c}:fired lapse:{c}:gone"
+		for (i = b * 1024 + 1000; i < b * 1024 + 1024; i++)
+			printf " c:m%d", i
+		printf " c stream 0 1048576"
+		for (i = b * 1024 + 1000; i < b * 1024 + 1024; i++)
+			printf " m%d", i
+		print ""
+	}' | rcli >/dev/null
+done
+t_is "4,096 adopted events pending" "$(rcli ZCARD 'lapse:{c}:due')" 4096
+wait_until 10 "them to fall due" \
+    '[ "$(redis_time_ms)" -gt "$(rcli ZRANGE "lapse:{c}:due" -1 -1 WITHSCORES |
+        tail -1)" ]'
+t_is "one sweep of 4,096 fires them all" \
+    "$(rcli FCALL lapse_sweep 3 'lapse:{c}:due' 'lapse:{c}:jobs' \
+        'lapse:{c}:fired' c sweep stream 0 4096 | head -1)" 4096
+t_is "and remembers each in gone" \
+    "$(rcli ZRANGE 'lapse:{c}:gone' 0 -1 | grep -c '^m')" 4096
+
 t_done

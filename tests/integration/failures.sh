@@ -140,6 +140,22 @@ t_is "cancel by a user who may not delete the application's key is refused" \
         'lapse:{o}:t:k' o k)" "ERR no permission to DEL o:k"
 t_is "and changed nothing: the event stays pending, the key stays" \
     "$(digest)" "$d0"
+# A sweep by the same user: the adopted event whose key it may not touch
+# fires all the same, and so does everything after it.
+rcli SET o:u vu PX 100 >/dev/null
+t_is "o:u adopted" "$(adopt_o o:u)" "1 0 0"
+due_u=$(rcli ZSCORE 'lapse:{o}:due' u)
+rcli FCALL lapse_schedule 3 'lapse:{o}:due' 'lapse:{o}:jobs' 'lapse:{o}:t:api' \
+    o api at $((due_u + 1)) '' >/dev/null
+wait_until 5 "both to fall due" '[ "$(redis_time_ms)" -gt $((due_u + 1)) ]'
+t_is "a key out of the sweeper's reach does not stop its namespace" \
+    "$(as app FCALL lapse_sweep 3 'lapse:{o}:due' 'lapse:{o}:jobs' \
+        'lapse:{o}:fired' o sweep stream 0 100 | head -1)" 2
+t_is "both fired; the adopted one is remembered in gone" \
+    "$(rcli ZSCORE 'lapse:{o}:due' u)$(rcli ZSCORE 'lapse:{o}:due' api):$(
+        rcli ZSCORE 'lapse:{o}:gone' u | grep -c .)" ":1"
+rcli FCALL lapse_cancel 3 'lapse:{o}:due' 'lapse:{o}:jobs' 'lapse:{o}:t:k' \
+    o k >/dev/null
 
 # schedule and adopt by a user who may not publish the wake channel: the
 # event is written and the call succeeds.
