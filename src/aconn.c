@@ -179,7 +179,8 @@ drop_cb(evutil_socket_t fd, short events, void *arg)
 	int was_ready = conn->state == ACONN_READY;
 
 	conn->drop_reason = NULL;
-	if (conn->state == ACONN_STOPPED) {
+	if (conn->state == ACONN_STOPPED || conn->state == ACONN_IDLE) {
+		/* Asked of a connection lost meanwhile: already retrying. */
 		free(reason);
 		return;
 	}

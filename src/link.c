@@ -62,6 +62,7 @@ struct link {
 
 	char *heartbeat_channel;
 	uint64_t hb_waiting_us; /* first heartbeat not yet heard; 0: none */
+	uint64_t sub_ready_us; /* when the subscriber became ready; 0: not */
 	struct event *heartbeat_timer;
 	int stopping;
 	aconn_idle_cb *idle_cb;
@@ -123,6 +124,13 @@ is_string(const redisReply *r, const char *s)
 {
 	return (r->type == REDIS_REPLY_STRING &&
 	    (s == NULL || strcmp(r->str, s) == 0));
+}
+
+/* Every subscription is confirmed on the current connection. */
+static int
+link_listening(const struct link *l)
+{
+	return (l->confirmed == l->nroutes + 1);
 }
 
 /* A subscription is confirmed; once all are, the link listens. */
@@ -229,10 +237,11 @@ static void
 sub_state_cb(struct aconn *conn, int up, void *arg)
 {
 	struct link *l = arg;
-	int listened = l->confirmed == l->nroutes + 1;
+	int listened = link_listening(l);
 
 	l->confirmed = 0;
 	l->hb_waiting_us = 0;
+	l->sub_ready_us = up ? clock_mono_us() : 0;
 	if (l->stopping)
 		return;
 	if (!up) {
@@ -258,11 +267,12 @@ cmd_state_cb(struct aconn *conn, int up, void *arg)
 	if (l->stopping)
 		return;
 	if (!up) {
+		/* A heartbeat sent on it may never have run. */
+		l->hb_waiting_us = 0;
 		nodeconf_stop(l->node);
 		link_emit(l, LINK_DOWN);
 		return;
 	}
-	aconn_healthy(conn);
 	nodeconf_start(l->node);
 	link_emit(l, LINK_UP);
 }
@@ -285,12 +295,31 @@ time_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 	if (*end != '\0' || us < 0 || us > 999999)
 		return;
 	link_clock_sample(l, sent_us, s * 1000 + us / 1000);
+	/* Answered after its handshake: the connection does its job. */
+	aconn_healthy(conn);
 }
 
+/*
+ * Redis ran our heartbeat PUBLISH: the subscriber must hear it within
+ * command-timeout. Nobody subscribed (0) means the subscriber lost its
+ * subscriptions. An error (BUSY, a pause, no channel permission) says
+ * nothing about the subscriber.
+ */
 static void
-ignore_cb(
+published_cb(
     struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 {
+	struct link *l = privdata;
+
+	if (reply == NULL || reply->type != REDIS_REPLY_INTEGER ||
+	    l->stopping || l->sub == NULL || !link_listening(l))
+		return;
+	if (reply->integer == 0) {
+		aconn_drop(l->sub, "not subscribed to its heartbeat channel");
+		return;
+	}
+	if (l->hb_waiting_us == 0)
+		l->hb_waiting_us = clock_mono_us();
 }
 
 /*
@@ -311,8 +340,18 @@ heartbeat_cb(evutil_socket_t fd, short events, void *arg)
 	if (!aconn_ready(l->cmd) ||
 	    aconn_command(l->cmd, time_cb, l, 1, time_argv, NULL) != 0)
 		return;
-	if (!aconn_ready(l->sub) || l->confirmed != l->nroutes + 1)
+	if (!aconn_ready(l->sub))
 		return;
+	if (!link_listening(l)) {
+		/* A SUBSCRIBE is not a tracked command: time it here. */
+		if (now - l->sub_ready_us > l->cfg.command_timeout_ms * 1000) {
+			snprintf(why, sizeof why,
+			    "subscriptions not confirmed within %llu ms",
+			    (unsigned long long)l->cfg.command_timeout_ms);
+			aconn_drop(l->sub, why);
+		}
+		return;
+	}
 	if (l->hb_waiting_us != 0 &&
 	    now - l->hb_waiting_us > l->cfg.command_timeout_ms * 1000) {
 		snprintf(why, sizeof why,
@@ -322,9 +361,7 @@ heartbeat_cb(evutil_socket_t fd, short events, void *arg)
 		aconn_drop(l->sub, why);
 		return;
 	}
-	if (aconn_command(l->cmd, ignore_cb, l, 3, pub_argv, NULL) == 0 &&
-	    l->hb_waiting_us == 0)
-		l->hb_waiting_us = now;
+	aconn_command(l->cmd, published_cb, l, 3, pub_argv, NULL);
 }
 
 struct link *
@@ -459,7 +496,7 @@ link_stats(const struct link *l, struct link_stats *st)
 	memset(st, 0, sizeof *st);
 	st->name = l->cfg.name;
 	st->command_up = aconn_ready(l->cmd);
-	st->listening = l->sub != NULL && l->confirmed == l->nroutes + 1;
+	st->listening = l->sub != NULL && link_listening(l);
 	st->command_connects = aconn_connects(l->cmd);
 	st->subscriber_connects = l->sub != NULL ? aconn_connects(l->sub) : 0;
 	st->clock_valid = l->clock.valid;

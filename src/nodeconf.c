@@ -36,6 +36,7 @@ struct nodeconf {
 	char *policy;
 	enum nodeconf_state keyspace;
 	enum nodeconf_state eviction;
+	int had_flags; /* the flags were there when the last SET was sent */
 };
 
 static void nodeconf_check(struct nodeconf *);
@@ -50,7 +51,6 @@ static void
 set_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 {
 	struct nodeconf *nc = privdata;
-	int first = nc->keyspace == NODECONF_UNKNOWN;
 
 	nc->inflight = 0;
 	if (reply == NULL || !nc->running)
@@ -65,7 +65,7 @@ set_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 		nc->keyspace = NODECONF_BAD;
 		return;
 	}
-	if (first)
+	if (!nc->had_flags)
 		log_info("redis %s: enabled the keyspace notifications lapsed "
 		         "needs",
 		    nc->name);
@@ -91,6 +91,7 @@ check_keyspace(struct nodeconf *nc)
 		return;
 	}
 	if (nc->fix) {
+		nc->had_flags = nc->keyspace == NODECONF_OK;
 		argv[0] = "CONFIG";
 		argv[1] = "SET";
 		argv[2] = "notify-keyspace-events";
@@ -180,6 +181,7 @@ get_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 		return;
 	}
 	if (reply->type != REDIS_REPLY_ARRAY) {
+		nc->keyspace = nc->eviction = NODECONF_UNKNOWN;
 		if (!nc->refusal_said)
 			log_warnx(
 			    "redis %s: cannot read the node's settings "
@@ -198,8 +200,12 @@ get_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 	changed = take_setting(reply, "maxmemory-policy", &nc->policy);
 	if (nc->policy != NULL)
 		check_eviction(nc, changed);
+	else
+		nc->eviction = NODECONF_UNKNOWN;
 	if (nc->keyspace_events != NULL)
 		check_keyspace(nc);
+	else
+		nc->keyspace = NODECONF_UNKNOWN;
 	nc->checked = 1;
 }
 

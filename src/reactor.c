@@ -36,7 +36,6 @@ struct reactor {
 	size_t nns;
 
 	struct event *stop_timer;
-	size_t idle; /* links with nothing in flight, while stopping */
 	int stopping;
 };
 
@@ -161,13 +160,13 @@ stop_timer_cb(evutil_socket_t fd, short events, void *arg)
 	event_base_loopexit(r->base, NULL);
 }
 
-/* A link has nothing in flight: once all have, leave the loop. */
+/* A link has nothing in flight: once no link has, leave the loop. */
 static void
 idle_cb(struct aconn *conn, void *arg)
 {
 	struct reactor *r = arg;
 
-	if (++r->idle < REACTOR_NLINKS)
+	if (link_pending(r->link) != 0)
 		return;
 	evtimer_del(r->stop_timer);
 	event_base_loopexit(r->base, NULL);

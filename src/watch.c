@@ -5,12 +5,15 @@
  *
  * Invariants: every queued key is strictly under its prefix and its id
  * (the key without the prefix, at item.id) is a valid id, checked before
- * it is queued. A queue's call in flight owns the batch it took; a lost
- * connection answers it with NULL and the batch is dropped (the catch-up
- * SCAN after the reconnect adopts those keys again, and the sweep fires
- * what is due). What is still queued is sent once the connection is
- * back. The SCAN asks for its next page only when the adoption queue is
- * empty, so its memory is bounded by one page.
+ * it is queued. A queue's call in flight owns the batch it took. A batch
+ * whose call is refused (OOM, BUSY, the library gone) or lost with the
+ * connection goes back to the head of its queue: both calls are
+ * idempotent (lapse_expired within GONE_MS), and dropping one loses what
+ * nothing else finds again (a cancel by DEL, a key that expired before it
+ * was adopted). A refused call, or SCAN, is retried after a growing
+ * backoff; a lost one when the connection is back. The SCAN asks for its
+ * next page only when the adoption queue is empty, so its memory is
+ * bounded by one page.
  */
 #include "config.h"
 
@@ -19,9 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include <hiredis/hiredis.h>
 
 #include "aconn.h"
+#include "backoff.h"
+#include "clock.h"
 #include "codec.h"
 #include "conf.h"
 #include "link.h"
@@ -75,19 +82,21 @@ struct watch {
 	int stopping;
 	struct watch_stats stats;
 	int full_said;
+	int refusal_said; /* until a call succeeds */
+	struct event *retry_timer; /* after a refused call */
+	struct backoff backoff;
 };
 
 static void watch_flush_adopt(struct watch *);
 static void watch_flush_expired(struct watch *);
 static void watch_scan_next(struct watch *);
 
+static void queue_reserve(struct queue *, size_t);
+
 static void
 queue_push(struct queue *q, const char *key, size_t len, size_t id)
 {
-	if (q->n == q->cap) {
-		q->cap = q->cap == 0 ? 64 : q->cap * 2;
-		q->v = xreallocarray(q->v, q->cap, sizeof *q->v);
-	}
+	queue_reserve(q, q->cap == 0 ? 64 : 1);
 	q->v[q->n].key = xmemdup(key, len);
 	q->v[q->n].len = len;
 	q->v[q->n].id = id;
@@ -111,18 +120,36 @@ queue_free(struct queue *q)
 	free(q->v);
 }
 
+/* Make room for n more items. */
+static void
+queue_reserve(struct queue *q, size_t n)
+{
+	if (q->n + n <= q->cap)
+		return;
+	q->cap = q->n + n > q->cap * 2 ? q->n + n : q->cap * 2;
+	q->v = xreallocarray(q->v, q->cap, sizeof *q->v);
+}
+
 /* Move the first n items of from to the (empty) batch to. */
 static void
 queue_take(struct queue *from, struct queue *to, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		queue_push(to, from->v[i].key, from->v[i].len, from->v[i].id);
-	for (i = 0; i < n; i++)
-		free(from->v[i].key);
+	queue_reserve(to, n);
+	memcpy(to->v, from->v, n * sizeof *from->v);
+	to->n = n;
 	memmove(from->v, from->v + n, (from->n - n) * sizeof *from->v);
 	from->n -= n;
+}
+
+/* Put the batch back at the head of the queue it came from. */
+static void
+queue_return(struct queue *batch, struct queue *to)
+{
+	queue_reserve(to, batch->n);
+	memmove(to->v + batch->n, to->v, to->n * sizeof *to->v);
+	memcpy(to->v, batch->v, batch->n * sizeof *batch->v);
+	to->n += batch->n;
+	batch->n = 0;
 }
 
 /*
@@ -192,6 +219,57 @@ watch_call_head(struct watch *w, struct rcmd *c, const char *fn, size_t nkeys)
 	rcmd_add_str(c, w->key_gone);
 }
 
+/*
+ * A call of the watch was refused (error says why) or lost (NULL):
+ * its batch (none for a SCAN) goes back to the head of its queue. A refusal is said once
+ * until a call succeeds again, and the queues are retried after a backoff
+ * (a lost call is retried when the connection is back); a library that is
+ * gone is reloaded by a reconnect, as a sweep would.
+ */
+static void
+watch_failed(struct watch *w, struct aconn *conn, struct queue *batch,
+    struct queue *queue, const char *what, const char *error)
+{
+	struct timeval tv;
+	uint64_t ms;
+
+	if (batch != NULL)
+		queue_return(batch, queue);
+	if (error == NULL || w->stopping)
+		return;
+	if (!w->refusal_said)
+		log_errorx("namespace %s: %s refused: %s; retrying",
+		    w->ns->name, what, error);
+	w->refusal_said = 1;
+	if (strstr(error, "Function not found") != NULL)
+		aconn_drop(conn, "the lapse library is gone; reloading");
+	ms = backoff_next(&w->backoff, arc4random());
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	evtimer_add(w->retry_timer, &tv);
+}
+
+/* A call of the watch succeeded: refusals are over. */
+static void
+watch_succeeded(struct watch *w)
+{
+	if (w->refusal_said)
+		log_info(
+		    "namespace %s: watched keys handled again", w->ns->name);
+	w->refusal_said = 0;
+	backoff_reset(&w->backoff);
+}
+
+static void
+retry_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct watch *w = arg;
+
+	watch_flush_expired(w);
+	watch_flush_adopt(w);
+	watch_scan_next(w);
+}
+
 static void
 adopt_cb(
     struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
@@ -200,13 +278,14 @@ adopt_cb(
 	long long adopted = 0, cancelled = 0, fired = 0;
 	size_t n = w->adopt_b.n;
 
-	queue_clear(&w->adopt_b);
-	if (reply == NULL)
+	if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
+		watch_failed(w, conn, &w->adopt_b, &w->adopt_q, "adoption",
+		    reply != NULL ? reply->str : NULL);
 		return;
-	if (reply->type == REDIS_REPLY_ERROR)
-		log_errorx("namespace %s: adoption failed: %s", w->ns->name,
-		    reply->str);
-	else if (aconn_reply_int(reply, 0, &adopted) == 0 &&
+	}
+	queue_clear(&w->adopt_b);
+	watch_succeeded(w);
+	if (aconn_reply_int(reply, 0, &adopted) == 0 &&
 	    aconn_reply_int(reply, 1, &cancelled) == 0 &&
 	    aconn_reply_int(reply, 2, &fired) == 0 && adopted >= 0 &&
 	    cancelled >= 0 && fired >= 0) {
@@ -255,14 +334,16 @@ expired_cb(
 	struct watch *w = privdata;
 	long long fired, now;
 
-	queue_clear(&w->expired_b);
-	if (reply == NULL)
+	if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
+		watch_failed(w, conn, &w->expired_b, &w->expired_q,
+		    "expired keys", reply != NULL ? reply->str : NULL);
 		return;
-	if (reply->type == REDIS_REPLY_ERROR)
-		log_errorx(
-		    "namespace %s: expired keys: %s", w->ns->name, reply->str);
-	else if (aconn_reply_int(reply, 0, &fired) == 0 &&
-	    aconn_reply_int(reply, 2, &now) == 0 && fired > 0) {
+	}
+	queue_clear(&w->expired_b);
+	watch_succeeded(w);
+	if (aconn_reply_int(reply, 0, &fired) == 0 &&
+	    aconn_reply_int(reply, 2, &now) == 0 && fired > 0 &&
+	    fired <= WATCH_BATCH && now >= 0 && now <= CLOCK_MS_MAX) {
 		log_debug("namespace %s: fired %lld via expired (watched keys)",
 		    w->ns->name, fired);
 		w->names.fired(w->names.arg, fired, now,
@@ -362,14 +443,19 @@ scan_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 	struct watch *w = p->w;
 
 	p->inflight = 0;
-	if (reply == NULL)
-		return; /* the reconnect starts a new scan */
+	if (reply == NULL) {
+		p->again = 0; /* the reconnect starts a new scan */
+		return;
+	}
 	if (!scan_reply(reply, sizeof p->cursor)) {
-		log_errorx("namespace %s: SCAN of %s failed: %s", w->ns->name,
-		    p->match,
+		/* Retried from the same cursor, or from 0 if asked to. */
+		watch_failed(w, conn, NULL, NULL, "SCAN",
 		    reply->type == REDIS_REPLY_ERROR ? reply->str
 		                                     : "unexpected reply");
-		p->active = 0;
+		if (p->again) {
+			p->again = 0;
+			strcpy(p->cursor, "0");
+		}
 		return;
 	}
 	scan_queue(p, reply->element[1]);
@@ -435,6 +521,7 @@ watch_catch_up(struct watch *w)
 			continue;
 		}
 		p->active = 1;
+		p->again = 0;
 		strcpy(p->cursor, "0");
 	}
 	watch_flush_expired(w);
@@ -443,8 +530,8 @@ watch_catch_up(struct watch *w)
 }
 
 struct watch *
-watch_new(struct link *link, const struct conf_ns *ns, int db,
-    const struct watch_names *names)
+watch_new(struct event_base *base, struct link *link, const struct conf_ns *ns,
+    int db, const struct watch_names *names)
 {
 	struct watch *w;
 	struct prefix *p;
@@ -460,6 +547,10 @@ watch_new(struct link *link, const struct conf_ns *ns, int db,
 	    w->maxpayload, sizeof w->maxpayload, "%zu", PAYLOAD_MAX_DEFAULT);
 	w->channel_prefix_len =
 	    (size_t)snprintf(NULL, 0, "__keyspace@%d__:", db);
+	w->retry_timer = evtimer_new(base, retry_cb, w);
+	if (w->retry_timer == NULL)
+		fatalx("watch_new: cannot create a timer");
+	backoff_init(&w->backoff, WATCH_RETRY_BASE_MS, WATCH_RETRY_MAX_MS);
 	w->nprefixes = ns->nwatch;
 	w->prefixes = xcalloc(w->nprefixes, sizeof *w->prefixes);
 	for (i = 0; i < w->nprefixes; i++) {
@@ -493,6 +584,7 @@ watch_free(struct watch *w)
 	queue_free(&w->adopt_b);
 	queue_free(&w->expired_q);
 	queue_free(&w->expired_b);
+	event_free(w->retry_timer);
 	free(w->key_gone);
 	free(w);
 }
@@ -501,6 +593,7 @@ void
 watch_stop(struct watch *w)
 {
 	w->stopping = 1;
+	evtimer_del(w->retry_timer);
 }
 
 void

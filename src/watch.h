@@ -12,8 +12,9 @@
  * others of a batch.
  *
  * Each queue has at most one call in flight, of up to WATCH_BATCH keys,
- * so a burst costs a call per round trip; the queues survive a lost
- * connection and are sent as soon as it is back. After every (re)connect
+ * so a burst costs a call per round trip; the queues (the batch in
+ * flight included) survive a lost connection and are sent as soon as it
+ * is back, and a refused call is retried after a growing backoff. After every (re)connect
  * an incremental SCAN over each prefix feeds the adoption queue, one page
  * at a time, the next page asked for only once the previous one is
  * adopted.
@@ -24,11 +25,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <event2/event.h>
+
 #include <hiredis/hiredis.h>
 
 #include "conf.h"
 
 #define WATCH_BATCH 1000
+/* A refused call is retried after a backoff between these. */
+#define WATCH_RETRY_BASE_MS 100
+#define WATCH_RETRY_MAX_MS 5000
 /* A queue holds at most this many keys; beyond, the catch-up SCAN. */
 #define WATCH_QUEUE_MAX 100000
 
@@ -65,10 +71,11 @@ struct watch_stats {
 
 /*
  * The watch of namespace ns (borrowed, as are link and names) on database
- * db: registers its patterns with the link, sends its calls on it.
+ * db: registers its patterns with the link, sends its calls on it, and
+ * retries refused ones on base.
  */
-struct watch *watch_new(struct link *link, const struct conf_ns *ns, int db,
-    const struct watch_names *names);
+struct watch *watch_new(struct event_base *base, struct link *link,
+    const struct conf_ns *ns, int db, const struct watch_names *names);
 
 /* Free w and what it queued; NULL is allowed. */
 void watch_free(struct watch *w);
