@@ -48,6 +48,8 @@ wait_until 30 "500 watched keys to fire" '[ "$(fired_count orders)" -ge 500 ]'
 t_is "the keys set while the flags were off fire, exactly once" \
     "$(check_exactly_once orders 500 '')" \
     "lost 0 duplicated 0 early 0 unknown 0"
+t_is "adopted by the catch-up that followed: each with its value" \
+    "$(fired_payloads orders | awk '$2 != "v" $1' | wc -l)" 0
 stop_reactors 1
 t_is "the reactor stops cleanly" "$STOPPED" 0
 

@@ -63,6 +63,31 @@ stop_reactors 1
 t_is "the reactor stops cleanly" "$STOPPED" 0
 rcli FLUSHALL >/dev/null
 
+# An adoption Redis refuses (out of memory: EXPIRE is still allowed, the
+# adoption is not) is retried, not dropped: the event follows the new TTL
+# and fires once, at it, not at the old one and again at the new.
+start_reactors 1 "[namespace orders]" "watch = orders:"
+now=$(redis_time_ms)
+rcli SET orders:r v PXAT $((now + 2000)) >/dev/null
+wait_until 10 "orders:r to be adopted" \
+    '[ -n "$(rcli ZSCORE "lapse:{orders}:due" r)" ]'
+rcli CONFIG SET maxmemory 1 >/dev/null
+rcli PEXPIREAT orders:r $((now + 5000)) >/dev/null
+wait_until 10 "the refusal" 'grep -q "adoption refused" "$T_DIR/r1.log"'
+rcli CONFIG SET maxmemory 0 >/dev/null
+wait_until 10 "the retry to move the event" \
+    '[ "$(rcli ZSCORE "lapse:{orders}:due" r)" = $((now + 5000)) ]'
+t_is "a refused adoption is retried once Redis takes it" \
+    "$(rcli ZSCORE 'lapse:{orders}:due' r)" $((now + 5000))
+wait_until 15 "orders:r to fire" '[ "$(fired_count orders)" -ge 1 ]'
+rcli SET orders:barrier v PX 300 >/dev/null
+wait_until 10 "a later key to fire" '[ "$(fired_count orders)" -ge 2 ]'
+t_is "it fired once, at its new time" \
+    "$(fired_entries orders | awk '$1 == "r" { print $2 }')" $((now + 5000))
+stop_reactors 1
+t_is "the reactor stops cleanly" "$STOPPED" 0
+rcli FLUSHALL >/dev/null
+
 # Eviction is not a cancel: 2,000 adopted keys, then a cache of volatile
 # keys that make Redis evict (volatile-lru evicts only keys with a TTL:
 # lapse's own keys have none). Every adopted event fires once, with the
