@@ -1037,6 +1037,7 @@ local function cancel_key(p, rec, due, now)
 	end
 	check_type(p .. 'gone', 'zset')
 	check_acl('ZADD', p .. 'gone', now, rec.k)
+	check_acl('ZREMRANGEBYSCORE', p .. 'gone', '-inf', now - GONE_MS)
 	return { remember = true }
 end
 
