@@ -769,8 +769,10 @@ local function remove_claimed(c, b, n)
 			redis_call('DEL', b.appkey[i])
 		end
 	end
+	-- Pruned by every call that fires adopted events (checked in
+	-- claim_batch), also when it remembers none of them.
+	redis_call('ZREMRANGEBYSCORE', c.gone, '-inf', c.now - GONE_MS)
 	if #gone > 0 then
-		redis_call('ZREMRANGEBYSCORE', c.gone, '-inf', c.now - GONE_MS)
 		call_list('ZADD', c.gone, gone)
 	end
 end
