@@ -1,0 +1,194 @@
+/*
+ * The header-file of an http namespace. Pure logic: the file is read by
+ * the configuration.
+ */
+#include "config.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "codec.h"
+#include "headers.h"
+#include "xmalloc.h"
+
+static const char *reserved[] = { "host", "content-length", "transfer-encoding",
+	"connection", "keep-alive", "te", "trailer", "upgrade",
+	"idempotency-key", "webhook-id", "webhook-timestamp",
+	"webhook-signature", "lapse-attempt" };
+
+int
+headers_reserved(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
+		if (strcasecmp(name, reserved[i]) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/* RFC 9110 tchar. */
+static int
+is_tchar(unsigned char c)
+{
+	return ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static int
+is_blank(int c)
+{
+	return (c == ' ' || c == '\t');
+}
+
+/* Free what one header holds, clearing its value (it may be a secret). */
+static void
+header_clear(struct header *h)
+{
+	free(h->name);
+	if (h->value != NULL) {
+		memset(h->value, 0, strlen(h->value));
+		free(h->value);
+	}
+}
+
+void
+headers_free(struct header *h, size_t n)
+{
+	size_t i;
+
+	if (h == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		header_clear(&h[i]);
+	free(h);
+}
+
+/*
+ * One line (len bytes at s, without its end) into *h; 1 when it holds a
+ * header, 0 when it is blank or a comment, -1 with *why.
+ */
+static int
+header_line(const char *s, size_t len, struct header *h, char **why)
+{
+	const char *colon, *v, *end = s + len;
+	char *name;
+	size_t i, nlen;
+
+	while (s < end && is_blank(*s))
+		s++;
+	if (s == end || *s == '#')
+		return (0);
+	colon = memchr(s, ':', (size_t)(end - s));
+	if (colon == NULL) {
+		xasprintf(why, "expected \"Name: value\"");
+		return (-1);
+	}
+	nlen = (size_t)(colon - s);
+	for (i = 0; i < nlen; i++) {
+		if (!is_tchar((unsigned char)s[i]))
+			break;
+	}
+	if (nlen == 0 || i < nlen) {
+		name = escape_bytes(s, nlen, 64);
+		xasprintf(why, "bad header name \"%s\"", name);
+		free(name);
+		return (-1);
+	}
+	name = xstrndup(s, nlen);
+	for (v = colon + 1; v < end && is_blank(*v); v++)
+		/* nothing */;
+	while (end > v && is_blank(end[-1]))
+		end--;
+	if (v == end) {
+		xasprintf(why, "header %s: empty value", name);
+		free(name);
+		return (-1);
+	}
+	for (s = v; s < end; s++) {
+		if ((unsigned char)*s < 0x20 && *s != '\t') {
+			xasprintf(
+			    why, "header %s: control byte in its value", name);
+			free(name);
+			return (-1);
+		}
+		if ((unsigned char)*s == 0x7f) {
+			xasprintf(
+			    why, "header %s: control byte in its value", name);
+			free(name);
+			return (-1);
+		}
+	}
+	if (headers_reserved(name)) {
+		xasprintf(why,
+		    "header %s is set by lapsed and may not be "
+		    "given",
+		    name);
+		free(name);
+		return (-1);
+	}
+	h->name = name;
+	h->value = xstrndup(v, (size_t)(end - v));
+	return (1);
+}
+
+int
+headers_parse(
+    const char *text, size_t len, struct header **out, size_t *n, char **cause)
+{
+	struct header *h = NULL, one;
+	const char *s = text, *end = text + len, *nl;
+	size_t count = 0, i, llen;
+	char *why = NULL;
+	int line = 0, rc;
+
+	if (len > HEADERS_FILE_MAX) {
+		xasprintf(cause, "larger than %d bytes", HEADERS_FILE_MAX);
+		return (-1);
+	}
+	while (s < end) {
+		line++;
+		nl = memchr(s, '\n', (size_t)(end - s));
+		llen = nl != NULL ? (size_t)(nl - s) : (size_t)(end - s);
+		if (llen > 0 && s[llen - 1] == '\r')
+			llen--;
+		if (memchr(s, '\0', llen) != NULL) {
+			xasprintf(&why, "NUL byte");
+			goto fail;
+		}
+		rc = header_line(s, llen, &one, &why);
+		if (rc == -1)
+			goto fail;
+		if (rc == 1) {
+			for (i = 0; i < count; i++) {
+				if (strcasecmp(h[i].name, one.name) == 0)
+					break;
+			}
+			if (i < count || count == HEADERS_MAX) {
+				if (i < count)
+					xasprintf(&why, "header %s given twice",
+					    one.name);
+				else
+					xasprintf(&why, "more than %d headers",
+					    HEADERS_MAX);
+				header_clear(&one);
+				goto fail;
+			}
+			h = xreallocarray(h, count + 1, sizeof *h);
+			h[count++] = one;
+		}
+		s = nl != NULL ? nl + 1 : end;
+	}
+	*out = h;
+	*n = count;
+	return (0);
+
+fail:
+	xasprintf(cause, "line %d: %s", line, why);
+	free(why);
+	headers_free(h, count);
+	return (-1);
+}
