@@ -33,6 +33,7 @@
 #include "codec.h"
 #include "conf.h"
 #include "duration.h"
+#include "file.h"
 #include "log.h"
 #include "names.h"
 #include "redisurl.h"
@@ -125,82 +126,11 @@ quote(const char *s)
 	return (escape_bytes(s, strlen(s), CONF_QUOTE_MAX));
 }
 
-/* Overwrite len bytes at p before freeing them: they may hold a password. */
-static void
-clear_free(void *p, size_t len)
-{
-	volatile unsigned char *v = p;
-
-	if (p == NULL)
-		return;
-	while (len-- > 0)
-		*v++ = 0;
-	free(p);
-}
-
 static void
 clear_free_str(char *s)
 {
 	if (s != NULL)
-		clear_free(s, strlen(s));
-}
-
-/*
- * Read the whole file at path into a new buffer (caller frees; no NUL is
- * added). Returns 0, or -1 with *error set to an errno value: EFBIG when
- * the file holds more than CONF_FILE_MAX bytes. A buffer outgrown is
- * cleared before it is freed, so a password read here leaves no copy.
- */
-static int
-read_file(const char *path, char **out, size_t *outlen, int *error)
-{
-	size_t len = 0, size = 4096;
-	char *buf, *bigger;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1) {
-		*error = errno;
-		return (-1);
-	}
-	buf = xmalloc(size);
-	for (;;) {
-		if (len == size) {
-			if (size > CONF_FILE_MAX) {
-				*error = EFBIG;
-				goto fail;
-			}
-			bigger = xmalloc(size * 2);
-			memcpy(bigger, buf, len);
-			clear_free(buf, len);
-			buf = bigger;
-			size *= 2;
-		}
-		n = read(fd, buf + len, size - len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			*error = errno;
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > CONF_FILE_MAX) {
-		*error = EFBIG;
-		goto fail;
-	}
-	close(fd);
-	*out = buf;
-	*outlen = len;
-	return (0);
-
-fail:
-	close(fd);
-	clear_free(buf, len);
-	return (-1);
+		file_clear_free(s, strlen(s));
 }
 
 /* Record the first error, at the current line. Returns -1. */
@@ -309,7 +239,7 @@ set_password_file(struct conf_parse *p, const char *value, char **why)
 		xasprintf(why, "%s: not an absolute path", value);
 		return (-1);
 	}
-	if (read_file(value, &data, &len, &error) != 0) {
+	if (file_read(value, CONF_FILE_MAX, &data, &len, &error) != 0) {
 		if (error == EFBIG)
 			xasprintf(why, "%s: larger than %zu bytes", value,
 			    CONF_FILE_MAX);
@@ -323,17 +253,17 @@ set_password_file(struct conf_parse *p, const char *value, char **why)
 		n--;
 	if (n == 0) {
 		xasprintf(why, "%s: no password on its first line", value);
-		clear_free(data, len);
+		file_clear_free(data, len);
 		return (-1);
 	}
 	if (memchr(data, '\0', n) != NULL) {
 		xasprintf(why, "%s: NUL byte in the password", value);
-		clear_free(data, len);
+		file_clear_free(data, len);
 		return (-1);
 	}
 	clear_free_str(conf->password);
 	conf->password = xmemdup(data, n);
-	clear_free(data, len);
+	file_clear_free(data, len);
 	return (0);
 }
 
@@ -1028,7 +958,7 @@ conf_load(
 	char *text;
 	int error, rc;
 
-	if (read_file(path, &text, &len, &error) != 0) {
+	if (file_read(path, CONF_FILE_MAX, &text, &len, &error) != 0) {
 		if (error == EFBIG)
 			xasprintf(cause, "%s: larger than %zu bytes", path,
 			    CONF_FILE_MAX);
@@ -1037,7 +967,7 @@ conf_load(
 		return (-1);
 	}
 	rc = conf_parse(text, len, path, env_password, out, cause);
-	clear_free(text, len);
+	file_clear_free(text, len);
 	return (rc);
 }
 

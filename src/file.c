@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -120,4 +121,75 @@ file_open(const char *path, int flags, mode_t mode, int kinds, char **cause)
 		return (-1);
 	}
 	return (fd);
+}
+
+/* Overwrite len bytes at p before freeing them: they may hold a secret. */
+void
+file_clear_free(void *p, size_t len)
+{
+	volatile unsigned char *v = p;
+
+	if (p == NULL)
+		return;
+	while (len-- > 0)
+		*v++ = 0;
+	free(p);
+}
+
+/*
+ * Read the whole file at path into a new buffer (caller frees; no NUL is
+ * added). Returns 0, or -1 with *error set to an errno value: EFBIG when
+ * the file holds more than max bytes. A buffer outgrown is
+ * cleared before it is freed, so a password read here leaves no copy.
+ */
+int
+file_read(const char *path, size_t max, char **out, size_t *outlen, int *error)
+{
+	size_t len = 0, size = 4096;
+	char *buf, *bigger;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1) {
+		*error = errno;
+		return (-1);
+	}
+	buf = xmalloc(size);
+	for (;;) {
+		if (len == size) {
+			if (size > max) {
+				*error = EFBIG;
+				goto fail;
+			}
+			bigger = xmalloc(size * 2);
+			memcpy(bigger, buf, len);
+			file_clear_free(buf, len);
+			buf = bigger;
+			size *= 2;
+		}
+		n = read(fd, buf + len, size - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			*error = errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > max) {
+		*error = EFBIG;
+		goto fail;
+	}
+	close(fd);
+	*out = buf;
+	*outlen = len;
+	return (0);
+
+fail:
+	close(fd);
+	file_clear_free(buf, len);
+	return (-1);
 }

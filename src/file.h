@@ -11,6 +11,8 @@
 
 #include <sys/types.h>
 
+#include <stddef.h>
+
 /* The kinds of file a caller accepts, or'ed together. */
 #define FILE_REGULAR 0x1
 #define FILE_CHARDEV 0x2 /* /dev/null, /dev/console, a terminal */
@@ -36,5 +38,18 @@ file_open(const char *path, int flags, mode_t mode, int kinds, char **cause);
  * device").
  */
 int file_check_kind(const char *path, mode_t st_mode, int kinds, char **cause);
+
+/*
+ * Read the whole file at path into a new buffer (caller frees, with
+ * file_clear_free() when it may hold a secret; no NUL is added). Returns
+ * 0, or -1 with *error set to an errno value: EFBIG when the file holds
+ * more than max bytes. A buffer outgrown is cleared before it is freed,
+ * so a secret read here leaves no copy behind.
+ */
+int
+file_read(const char *path, size_t max, char **out, size_t *outlen, int *error);
+
+/* Overwrite len bytes at p, then free them; NULL is fine. */
+void file_clear_free(void *p, size_t len);
 
 #endif
