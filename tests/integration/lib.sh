@@ -395,3 +395,102 @@ fired_payloads() {
 	$0 == "id" { getline; id = $0; next }
 	$0 == "payload" { getline; print id, $0 }'
 }
+
+# --- the webhook receiver (tests/hookrecv) ----------------------------------
+
+: "${HOOKRECV:=hookrecv}"
+
+# hookrecv_start NAME [--tls CERT KEY] [--listen ADDRESS:PORT]: start a
+# receiver that logs requests to $T_DIR/hook-NAME.log (its own messages go
+# to hook-NAME.err), wait at most 10 s for it to listen, and set
+# HOOK_PORT_NAME to its port; bail out if it does not start. The cleanup
+# at the end of the test kills it if hookrecv_stop did not.
+hookrecv_start() {
+	local name=$1 pid portfile
+	shift
+	if ! [[ $name =~ ^[A-Za-z0-9_]+$ ]]; then
+		echo "Bail out! hookrecv_start: bad name \"$name\""
+		exit 1
+	fi
+	portfile=$T_DIR/hook-$name.port
+	rm -f "$portfile"
+	"$HOOKRECV" --port-file "$portfile" --log "$T_DIR/hook-$name.log" \
+	    "$@" 2>>"$T_DIR/hook-$name.err" &
+	pid=$!
+	echo "$pid" >"$T_DIR/hook-$name.pid"
+	t_track "$pid"
+	wait_until 10 "hookrecv $name to listen" \
+	    "[ -s '$portfile' ] || ! kill -0 $pid"
+	if ! [ -s "$portfile" ]; then
+		echo "Bail out! hookrecv $name did not start"
+		sed 's/^/# /' "$T_DIR/hook-$name.err"
+		exit 1
+	fi
+	printf -v "HOOK_PORT_$name" '%s' "$(cat "$portfile")"
+}
+
+# hookrecv_stop NAME: SIGTERM, wait (at most 10 s, then SIGKILL) and
+# answer its exit code.
+hookrecv_stop() {
+	local pid i=0 rc
+	pid=$(cat "$T_DIR/hook-$1.pid")
+	kill -TERM "$pid" 2>/dev/null
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -9 "$pid"
+	fi
+	wait "$pid"
+	rc=$?
+	t_untrack "$pid"
+	return $rc
+}
+
+# hook_count NAME [JQ-CONDITION]: how many requests NAME has logged (that
+# satisfy the condition, e.g. '.status == 500 and .key == "k"'). A line
+# being written is not counted.
+hook_count() {
+	local log=$T_DIR/hook-$1.log
+	[ -f "$log" ] || { echo 0; return; }
+	jq -R "fromjson? | select(${2:-true})" "$log" | grep -c '^{'
+}
+
+# hook_requests NAME [JQ-CONDITION] [JQ-FILTER]: the logged requests that
+# satisfy the condition, one compact line of FILTER (default: all of it)
+# each.
+hook_requests() {
+	local log=$T_DIR/hook-$1.log
+	[ -f "$log" ] || return 0
+	jq -cR "fromjson? | select(${2:-true}) | ${3:-.}" "$log"
+}
+
+# tls_make_ca DIR HOSTNAME: with the openssl command, a CA (DIR/ca.pem)
+# and a certificate it signed for HOSTNAME and 127.0.0.1 (DIR/server.pem,
+# DIR/server.key); and a self-signed one for the same names that no test
+# trusts (DIR/other.pem, DIR/other.key). EC P-256 keys: fast to make.
+tls_make_ca() {
+	local dir=$1 host=$2 log=$1/openssl.log
+	local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+	mkdir -p "$dir"
+	printf '%s\n' "subjectAltName=DNS:$host,IP:127.0.0.1" \
+	    "basicConstraints=CA:FALSE" "keyUsage=digitalSignature" \
+	    "extendedKeyUsage=serverAuth" >"$dir/server.ext"
+	if ! openssl req -x509 "${ec[@]}" -keyout "$dir/ca.key" \
+	    -out "$dir/ca.pem" -days 30 -subj "/CN=lapse test CA" \
+	    -addext "basicConstraints=critical,CA:TRUE" \
+	    -addext "keyUsage=critical,keyCertSign,cRLSign" 2>>"$log" ||
+	    ! openssl req "${ec[@]}" -keyout "$dir/server.key" \
+	    -out "$dir/server.csr" -subj "/CN=$host" 2>>"$log" ||
+	    ! openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" \
+	    -CAkey "$dir/ca.key" -set_serial 2 -days 30 \
+	    -extfile "$dir/server.ext" -out "$dir/server.pem" 2>>"$log" ||
+	    ! openssl req -x509 "${ec[@]}" -keyout "$dir/other.key" \
+	    -out "$dir/other.pem" -days 30 -subj "/CN=$host" \
+	    -addext "subjectAltName=DNS:$host,IP:127.0.0.1" 2>>"$log"; then
+		echo "Bail out! tls_make_ca: openssl failed"
+		sed 's/^/# /' "$log"
+		exit 1
+	fi
+}
