@@ -130,6 +130,43 @@ names_check_payload(size_t len, size_t max, char **cause)
 	return (-1);
 }
 
+int
+names_check_url(const char *url, char **cause)
+{
+	size_t i, len = strlen(url);
+	char *quoted;
+
+	if (len == 0) {
+		xasprintf(cause, "bad url: empty");
+		return (-1);
+	}
+	if (len > URL_MAX_LEN) {
+		xasprintf(cause, "bad url: longer than %d bytes (%zu)",
+		    URL_MAX_LEN, len);
+		return (-1);
+	}
+	for (i = 0; i < len; i++) {
+		if (id_byte_ok((unsigned char)url[i]))
+			continue;
+		quoted = escape_bytes(url, len, NAMES_QUOTE_MAX);
+		xasprintf(cause,
+		    "bad url \"%s\": byte 0x%02x at offset %zu is not allowed",
+		    quoted, (unsigned char)url[i], i);
+		free(quoted);
+		return (-1);
+	}
+	if (strncmp(url, "http://", 7) != 0 &&
+	    strncmp(url, "https://", 8) != 0) {
+		quoted = escape_bytes(url, len, NAMES_QUOTE_MAX);
+		xasprintf(cause,
+		    "bad url \"%s\": must start with http:// or https://",
+		    quoted);
+		free(quoted);
+		return (-1);
+	}
+	return (0);
+}
+
 char *
 names_key(const char *ns, const char *suffix)
 {

@@ -30,6 +30,7 @@
 #define NS_MAX_LEN 64
 #define ID_MAX_LEN 512
 #define PAYLOAD_MAX_DEFAULT ((size_t)1024 * 1024)
+#define URL_MAX_LEN 2048
 
 /* Returns 0 when ns is a valid namespace, else -1 with *cause (caller frees). */
 int names_check_ns(const char *ns, char **cause);
@@ -39,6 +40,15 @@ int names_check_id(const void *id, size_t len, char **cause);
 
 /* Returns 0 when a payload of len bytes is within max, else -1 with *cause. */
 int names_check_payload(size_t len, size_t max, char **cause);
+
+/*
+ * Returns 0 when url (a C string) may be an event's own URL, else -1 with
+ * *cause (caller frees): 1 to URL_MAX_LEN bytes, starting with http:// or
+ * https://, none of them below 0x21 or equal to 0x7f. The same check as
+ * lapse_schedule's url option, with the same messages. Whether a
+ * namespace allows it (allow-url) is the reactor's to decide.
+ */
+int names_check_url(const char *url, char **cause);
 
 /*
  * The key "lapse:{ns}:suffix" for suffix "due", "jobs", "wake", "fired",

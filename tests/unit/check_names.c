@@ -1,9 +1,9 @@
 /*
- * Unit tests for names.c: what a namespace, an id and a payload may be,
- * the exact message for each mistake a user makes, and the key names,
- * including the strict reading of trigger keys from expired
- * notifications. Tables hold the cases; lengths at the limits are built
- * at run time.
+ * Unit tests for names.c: what a namespace, an id, a payload and an
+ * event's URL may be, the exact message for each mistake a user makes,
+ * and the key names, including the strict reading of trigger keys from
+ * expired notifications. Tables hold the cases; lengths at the limits are
+ * built at run time.
  */
 #include "config.h"
 
@@ -261,6 +261,74 @@ START_TEST(test_payload)
 }
 END_TEST
 
+/* --- event URLs --------------------------------------------------------- */
+
+static const struct {
+	const char *url;
+	const char *cause; /* NULL: accepted */
+} urls[] = {
+	{ "https://api.example.com/lapse", NULL },
+	{ "http://127.0.0.1:8080/cb?order=9&x=%20", NULL },
+	{ "https://h/caf\xc3\xa9", NULL },
+	{ "http://", NULL },
+	{ "", "bad url: empty" },
+	{ "ftp://example.com/",
+	    "bad url \"ftp://example.com/\": must start "
+	    "with http:// or https://" },
+	{ "HTTPS://example.com/",
+	    "bad url \"HTTPS://example.com/\": must "
+	    "start with http:// or https://" },
+	{ "example.com",
+	    "bad url \"example.com\": must start with http:// "
+	    "or https://" },
+	{ "https://a b/",
+	    "bad url \"https://a b/\": byte 0x20 at offset 9 "
+	    "is not allowed" },
+	{ "https://a/\x7f",
+	    "bad url \"https://a/\\x7f\": byte 0x7f at "
+	    "offset 10 is not allowed" },
+	{ "https://a/\r\nX: y",
+	    "bad url \"https://a/\\x0d\\x0aX: y\": "
+	    "byte 0x0d at offset 10 is not allowed" },
+	{ "ftp://a b",
+	    "bad url \"ftp://a b\": byte 0x20 at offset 7 is not "
+	    "allowed" },
+};
+
+START_TEST(test_url)
+{
+	char *cause = SENTINEL;
+	int r;
+
+	r = names_check_url(urls[_i].url, &cause);
+	if (urls[_i].cause == NULL) {
+		ck_assert_int_eq(r, 0);
+		ck_assert_ptr_eq(cause, SENTINEL);
+	} else {
+		ck_assert_int_eq(r, -1);
+		ck_assert_str_eq(cause, urls[_i].cause);
+		free(cause);
+	}
+}
+END_TEST
+
+/* URL_MAX_LEN bytes are accepted, one more refused with the length. */
+START_TEST(test_url_length)
+{
+	char url[URL_MAX_LEN + 2], *cause;
+
+	memset(url, 'x', sizeof url);
+	memcpy(url, "https://", 8);
+	url[URL_MAX_LEN] = '\0';
+	ck_assert_int_eq(names_check_url(url, &cause), 0);
+	url[URL_MAX_LEN] = 'x';
+	url[URL_MAX_LEN + 1] = '\0';
+	ck_assert_int_eq(names_check_url(url, &cause), -1);
+	ck_assert_str_eq(cause, "bad url: longer than 2048 bytes (2049)");
+	free(cause);
+}
+END_TEST
+
 /* --- key names ---------------------------------------------------------- */
 
 static const struct {
@@ -450,6 +518,11 @@ names_suite(void)
 
 	tc = tcase_create("payload");
 	tcase_add_loop_test(tc, test_payload, 0, NITEMS(payloads));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("url");
+	tcase_add_loop_test(tc, test_url, 0, NITEMS(urls));
+	tcase_add_test(tc, test_url_length);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("keys");
