@@ -17,6 +17,9 @@
  *
  * Readers never leave ev half updated: a field is parsed into a scratch
  * value and stored only once the whole input is known to be good.
+ *
+ * struct lapse_json writes other objects with the same encodings, a field
+ * at a time: the lines of `lapse get` and `lapse dead`.
  */
 #include "config.h"
 
@@ -511,4 +514,61 @@ lapse_event_set_field(struct lapse_event *ev, const char *name, size_t namelen,
 		return (0);
 	}
 	return (0);
+}
+
+struct lapse_json {
+	cJSON *obj;
+};
+
+struct lapse_json *
+lapse_json_new(void)
+{
+	struct lapse_json *json;
+
+	json = xmalloc(sizeof *json);
+	json->obj = cJSON_CreateObject();
+	if (json->obj == NULL)
+		event_json_oom();
+	return (json);
+}
+
+void
+lapse_json_add_bytes(
+    struct lapse_json *json, const char *name, const char *p, size_t len)
+{
+	event_add_bytes(json->obj, name, p, len);
+}
+
+void
+lapse_json_add_integer(struct lapse_json *json, const char *name, int64_t n)
+{
+	event_add_integer(json->obj, name, n);
+}
+
+int
+lapse_json_add_number(struct lapse_json *json, const char *name,
+    const char *value, size_t len, char **cause)
+{
+	int64_t n;
+
+	if (event_parse_number(value, len, name, &n, cause) != 0)
+		return (-1);
+	event_add_integer(json->obj, name, n);
+	return (0);
+}
+
+char *
+lapse_json_finish(struct lapse_json *json)
+{
+	char *text, *out;
+
+	text = cJSON_PrintUnformatted(json->obj);
+	if (text == NULL)
+		event_json_oom();
+	cJSON_Delete(json->obj);
+	free(json);
+	/* Copied so that the caller frees with free() whatever cJSON's hooks. */
+	out = xstrdup(text);
+	cJSON_free(text);
+	return (out);
 }

@@ -45,6 +45,39 @@ void lapse_event_clear(struct lapse_event *ev);
 char *lapse_event_to_json(const struct lapse_event *ev);
 
 /*
+ * A JSON object built one field at a time, in the order they are added,
+ * with the encodings of lapse_event_to_json(): for the lines `lapse get`
+ * and `lapse dead` print, whose fields are not all an event's.
+ */
+struct lapse_json;
+
+/* A new, empty object; lapse_json_finish() frees it. Never NULL. */
+struct lapse_json *lapse_json_new(void);
+
+/*
+ * Add name: the len bytes at p (p[len] must be a NUL, as in a hiredis
+ * reply) as a string, or base64-encoded as name_b64 when they are not
+ * valid UTF-8 or hold a NUL. p is copied.
+ */
+void lapse_json_add_bytes(
+    struct lapse_json *json, const char *name, const char *p, size_t len);
+
+/* Add name: n as a JSON integer, never in exponent form. */
+void
+lapse_json_add_integer(struct lapse_json *json, const char *name, int64_t n);
+
+/*
+ * Add name: the stream field value (len bytes) as an integer: decimal
+ * digits only, at most 2^53. Returns 0, or -1 with *cause (caller frees)
+ * and nothing added, as lapse_event_set_field() refuses a bad due.
+ */
+int lapse_json_add_number(struct lapse_json *json, const char *name,
+    const char *value, size_t len, char **cause);
+
+/* The object's text, which the caller frees with free(); frees json. */
+char *lapse_json_finish(struct lapse_json *json);
+
+/*
  * Fill ev (which must be initialised) from a JSON object as written by
  * lapse_event_to_json() or the Lua list sink. Fields present in the JSON
  * replace those of ev; absent or null ones leave ev's alone; unknown ones

@@ -143,3 +143,68 @@ streamreply_event(const redisReply *entry, struct lapse_event *ev, char **cause)
 	*cause = first;
 	return (-1);
 }
+
+/* The value of field name of a checked entry, or NULL. */
+static const redisReply *
+entry_field(const redisReply *entry, const char *name)
+{
+	const redisReply *fields = entry->element[1];
+	const redisReply *f;
+	size_t i;
+
+	for (i = 0; i < fields->elements; i += 2) {
+		f = fields->element[i];
+		if (f->len == strlen(name) && memcmp(f->str, name, f->len) == 0)
+			return (fields->element[i + 1]);
+	}
+	return (NULL);
+}
+
+int
+streamreply_dead(const redisReply *entry, char **json, char **cause)
+{
+	/* In the order printed; the numbers are the 1s. */
+	static const struct {
+		const char *name;
+		int number;
+	} dead_fields[] = {
+		{ "id", 0 },
+		{ "payload", 0 },
+		{ "due", 1 },
+		{ "attempts", 1 },
+		{ "error", 0 },
+		{ "failed", 1 },
+		{ "url", 0 },
+	};
+	const redisReply *v;
+	struct lapse_json *obj;
+	char *why, *first = NULL;
+	size_t i;
+
+	*json = NULL;
+	if (entry_field(entry, "id") == NULL)
+		return (0);
+	obj = lapse_json_new();
+	for (i = 0; i < sizeof dead_fields / sizeof dead_fields[0]; i++) {
+		v = entry_field(entry, dead_fields[i].name);
+		if (v == NULL)
+			continue;
+		if (!dead_fields[i].number) {
+			lapse_json_add_bytes(
+			    obj, dead_fields[i].name, v->str, v->len);
+			continue;
+		}
+		if (lapse_json_add_number(
+		        obj, dead_fields[i].name, v->str, v->len, &why) == 0)
+			continue;
+		if (first == NULL)
+			first = why;
+		else
+			free(why);
+	}
+	*json = lapse_json_finish(obj);
+	if (first == NULL)
+		return (0);
+	*cause = first;
+	return (-1);
+}

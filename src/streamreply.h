@@ -4,6 +4,8 @@
  * follows the fired stream with them, and every entry it prints or
  * continues from has been through here.
  *
+ * `lapse dead` lists the dead stream with them too.
+ *
  * An entry is [ID, [FIELD, VALUE, ...]]: ID a stream id "MS-SEQ" (two
  * decimal numbers below 2^64, so it fits STREAMREPLY_ID_BUFSIZE), FIELD
  * and VALUE strings. Nothing here does I/O.
@@ -43,5 +45,17 @@ const char *streamreply_id(const redisReply *entry);
  */
 int streamreply_event(
     const redisReply *entry, struct lapse_event *ev, char **cause);
+
+/*
+ * The JSON line `lapse dead` prints for a checked entry of a dead stream
+ * (lapse:{NS}:dead): its fields id, payload, due, attempts, error, failed
+ * and url, in that order, those it has; due, attempts and failed as
+ * integers, the others as strings (name_b64, base64, when not valid UTF-8
+ * or holding a NUL). Other fields are left out. Sets *json (caller frees),
+ * NULL when the entry has no id field. Returns 0, or -1 with *cause
+ * (caller frees) for the first number it left out (not decimal digits, or
+ * above 2^53); *json then has every other field.
+ */
+int streamreply_dead(const redisReply *entry, char **json, char **cause);
 
 #endif

@@ -280,6 +280,62 @@ START_TEST(test_event_bad_fields)
 }
 END_TEST
 
+/* A dead entry's JSON: its fields in a fixed order, whatever the entry's. */
+START_TEST(test_dead)
+{
+	struct resp resp = { .len = 0 };
+	redisReply *r;
+	char *json, *cause = NULL;
+
+	resp_array(&resp, 3);
+	resp_entry(&resp, "1-0", 16, "url", "https://h/cb", "failed", "9",
+	    "error", "HTTP 503", "attempts", "4", "due", "5", "payload",
+	    "\xff\xfe", "other", "x", "id", "caf\xc3\xa9");
+	resp_entry(&resp, "1-1", 6, "id", "b", "payload", "p", "error",
+	    "lease expired");
+	resp_entry(&resp, "1-2", 2, "payload", "orphan");
+	r = reply_of(&resp);
+	ck_assert_int_eq(streamreply_check_entries(r, &cause), 0);
+
+	ck_assert_int_eq(streamreply_dead(r->element[0], &json, &cause), 0);
+	ck_assert_str_eq(json,
+	    "{\"id\":\"caf\xc3\xa9\",\"payload_b64\":\"//4=\",\"due\":5,"
+	    "\"attempts\":4,\"error\":\"HTTP 503\",\"failed\":9,"
+	    "\"url\":\"https://h/cb\"}");
+	free(json);
+	ck_assert_int_eq(streamreply_dead(r->element[1], &json, &cause), 0);
+	ck_assert_str_eq(json,
+	    "{\"id\":\"b\",\"payload\":\"p\",\"error\":\"lease expired\"}");
+	free(json);
+	ck_assert_int_eq(streamreply_dead(r->element[2], &json, &cause), 0);
+	ck_assert_ptr_null(json);
+	ck_assert_ptr_null(cause);
+	freeReplyObject(r);
+}
+END_TEST
+
+/* A number that cannot be read is left out, the first one named. */
+START_TEST(test_dead_bad_numbers)
+{
+	struct resp resp = { .len = 0 };
+	redisReply *r;
+	char *json, *cause = NULL;
+
+	resp_array(&resp, 1);
+	resp_entry(&resp, "1-0", 8, "id", "a", "due", "soon", "attempts", "2",
+	    "failed", "-1");
+	r = reply_of(&resp);
+	ck_assert_int_eq(streamreply_check_entries(r, &cause), 0);
+	ck_assert_int_eq(streamreply_dead(r->element[0], &json, &cause), -1);
+	ck_assert_str_eq(
+	    cause, "bad stream field \"due\": \"soon\" is not a whole number");
+	ck_assert_str_eq(json, "{\"id\":\"a\",\"attempts\":2}");
+	free(cause);
+	free(json);
+	freeReplyObject(r);
+}
+END_TEST
+
 static Suite *
 streamreply_suite(void)
 {
@@ -291,6 +347,8 @@ streamreply_suite(void)
 	tcase_add_loop_test(tc, test_shapes, 0, NITEMS(shapes));
 	tcase_add_test(tc, test_check_entries);
 	tcase_add_test(tc, test_event_bad_fields);
+	tcase_add_test(tc, test_dead);
+	tcase_add_test(tc, test_dead_bad_numbers);
 	suite_add_tcase(s, tc);
 	return (s);
 }
