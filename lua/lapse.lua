@@ -22,6 +22,15 @@ Keys of namespace NS (all share the hash tag {NS}, hence one cluster slot):
   lapse:{NS}:gone     ZSET    id -> ms: adopted events fired in the last
                               GONE_MS, so that the `expired` notifications
                               of their keys fire nothing more
+  lapse:{NS}:inflight ZSET    sinks "http" and "exec": id -> lease deadline
+                              (ms) of the events leased to a reactor
+  lapse:{NS}:dead     STREAM  sinks "http" and "exec": the events that
+                              exhausted their attempts (fields id, payload,
+                              due, attempts, error, failed, url)
+  lapse:{NS}:counts   HASH    what the calls did, counted by the call that
+                              did it: expired, timer, sweep (events fired
+                              by each path), acked, retried, released,
+                              lease_expired, dead
 
 Adopted events: an application key under a prefix a namespace watches
 (`SET orders:close:9 v EX 60` with watch = orders:) is adopted as event
@@ -47,10 +56,33 @@ meantime), is left alone: lapse_adopt follows its new state. Every call
 that adds to gone prunes it.
 
 The event record is a MessagePack map: p = payload (bytes), a = number of
-times the event has fired so far, c = creation time (ms), and for adopted
-events k = the application key, t = its type when it is not a string and
-x = why the payload is empty when the value was too large. Readers ignore
-keys they do not know, and read fields of the wrong type as absent.
+times the event has fired (been leased) so far, c = creation time (ms),
+and for adopted events k = the application key, t = its type when it is
+not a string and x = why the payload is empty when the value was too
+large. Events of the delivery sinks may also have u = their own URL
+(lapse_schedule's url option), d = the due time (ms) of the occurrence
+being delivered (set at its first lease, kept across its retries and
+releases: the idempotency key is NS/id/d; a record scheduled anew has
+none) and e = the last error (set by lapse_retry and by the recovery of an
+expired lease). Readers ignore keys they do not know, and read fields of
+the wrong type as absent; a record is rewritten whole, unknown keys
+included.
+
+Delivery (sinks http and exec, at least once): lapse_sweep leases each
+due event to the calling reactor: it moves from due to inflight, scored by
+its lease deadline (now + LEASE on this server's clock), with its attempt
+counted in its record, which stays in jobs; the reply carries the records.
+The reactor then delivers it and calls lapse_ack (done), lapse_retry
+(failed: back to due after a delay, or to dead after the last attempt),
+lapse_extend (still running: a later deadline) or lapse_release (not
+attempted after all: back to due, the attempt not counted). Each is fenced
+by (d, a): it acts only while the id is in flight with that occurrence and
+attempt, else it changes nothing and answers 0, so a late call for an
+attempt that is over (its lease expired, the event was rescheduled or
+cancelled) is harmless. A lease that expires counts as a failed attempt:
+the next sweep of any reactor recovers it, to due or, at the last attempt,
+to dead. lapse_requeue puts dead events back as new ones, lapse_purge
+empties the dead stream.
 
 Firing is "claiming": reading the id from the due ZSET with a due time
 not after this server's clock (and, for lapse_claim, the expected one),
@@ -79,11 +111,16 @@ are the names of the namespace in ARGV and refuses anything else before it
 writes. The exceptions the design forces: lapse_sweep, lapse_expired and
 lapse_adopt delete (and lapse_sweep, with a horizon, creates) trigger keys
 of events that cannot be known before the call; lapse_claim and
-lapse_sweep write lapse:{NS}:gone when they fire an adopted event; and
-lapse_schedule and lapse_sweep read lapse:{NS}:horizon. All of these share
-the {NS} hash tag and so the slot of KEYS[1]. The other exception is an
-adopted event's application key, read and deleted by the functions that
-fire it and deleted by lapse_cancel (its name is in the event's record).
+lapse_sweep write lapse:{NS}:gone when they fire an adopted event;
+lapse_schedule and lapse_sweep read lapse:{NS}:horizon; lapse_schedule and
+lapse_cancel read lapse:{NS}:inflight and remove an id in flight from it,
+and lapse_get, lapse_stats and lapse_requeue read it; lapse_stats reads
+lapse:{NS}:dead and lapse:{NS}:counts, which every function that counts
+writes. All of these share the {NS} hash tag and so the slot of KEYS[1]
+(they were added to functions whose KEYS applications already pass). The
+other exception is an adopted event's application key, read and deleted
+by the functions that fire it and deleted by lapse_cancel (its name is in
+the event's record).
 
 Redis does not roll back a function that fails half-way, so each function
 checks everything that can fail before its first write: its arguments, the
@@ -95,7 +132,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 5
+local VERSION = 6
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -115,6 +152,20 @@ local MAXBYTES_DEFAULT = 8 * 1048576
 local RECORD_BYTES = PAYLOAD_MAX_DEFAULT
 -- How long an adopted event's firing is remembered (lapse:{NS}:gone).
 local GONE_MS = 10000
+-- Delivery (sinks http and exec): the longest lease, the most attempts,
+-- the expired leases one sweep recovers, the bytes of an error kept, the
+-- longest event URL, the (id, due, attempt) triples of one extend or
+-- release, and the dead entries one requeue takes (and reads at a time).
+local LEASE_MAX = 86400000
+local ATTEMPTS_MAX = 1000
+local ATTEMPT_MAX = 1e15
+local RECOVER_MAX = 1000
+local ERROR_MAX = 4096
+local URL_MAX = 2048
+local TRIPLES_MAX = 1000
+local REQUEUE_MAX = 10000
+local DEAD_CHUNK = 100
+local LEASE_EXPIRED = 'lease expired'
 -- Trigger keys exist for events due within this (see the header); 0: for
 -- every event, as SPEC describes. lapsed sets it per namespace.
 local HORIZON_MS = 0
@@ -228,19 +279,57 @@ local function check_ns(ns)
 	end
 end
 
-local function check_id(id)
+-- What is wrong with id, or nil when it is a valid id: for the functions
+-- that must skip what they cannot use rather than refuse the call.
+local function bad_id(id)
 	if id == nil or id == '' then
-		fail('bad id: empty')
+		return 'bad id: empty'
 	end
 	if #id > ID_MAX then
-		fail('bad id: longer than %d bytes (%d)', ID_MAX, #id)
+		return format('bad id: longer than %d bytes (%d)', ID_MAX, #id)
 	end
 	local at = id:find('[%z\1-\32\127]')
 	if at then
-		fail('bad id "%s": byte 0x%02x at offset %d is not allowed ' ..
-		    '(ids are bytes 0x21-0x7e and 0x80-0xff)', show(id),
+		return format('bad id "%s": byte 0x%02x at offset %d is not ' ..
+		    'allowed (ids are bytes 0x21-0x7e and 0x80-0xff)', show(id),
 		    id:byte(at), at - 1)
 	end
+	return nil
+end
+
+local function check_id(id)
+	local why = bad_id(id)
+	if why then
+		fail('%s', why)
+	end
+end
+
+--[[
+What is wrong with an event's own URL (lapse_schedule's url option), or
+nil: 1 to URL_MAX bytes, http:// or https://, and none of the bytes an id
+may not hold either (spaces, controls, DEL), so that it goes into an HTTP
+request line and a log line as it is. Whether the namespace allows it
+(allow-url) is the reactor's to check at delivery, when its configuration
+is known; src/names.c checks the same for the lapse command.
+]]
+local function bad_url(url)
+	if url == nil or url == '' then
+		return 'bad url: empty'
+	end
+	if #url > URL_MAX then
+		return format('bad url: longer than %d bytes (%d)', URL_MAX,
+		    #url)
+	end
+	local at = url:find('[%z\1-\32\127]')
+	if at then
+		return format('bad url "%s": byte 0x%02x at offset %d is ' ..
+		    'not allowed', show(url), url:byte(at), at - 1)
+	end
+	if url:sub(1, 7) ~= 'http://' and url:sub(1, 8) ~= 'https://' then
+		return format('bad url "%s": must start with http:// or ' ..
+		    'https://', show(url))
+	end
+	return nil
 end
 
 local function prefix(ns)
@@ -465,9 +554,18 @@ local function base64(s)
 	return concat(out)
 end
 
-local function record_pack(payload, attempts, created, key, ktype, why)
-	return msgpack_pack({ p = payload, a = attempts, c = created,
-	    k = key, t = ktype, x = why })
+-- A record as the jobs hash holds it: rec packed whole, so that the fields
+-- a newer library writes survive an older one's updates.
+local function record_pack(rec)
+	return msgpack_pack(rec)
+end
+
+-- A whole number of ms in [0, TIME_MAX], or nil.
+local function ms_or_nil(v)
+	if type(v) ~= 'number' or v < 0 or v > TIME_MAX or v % 1 ~= 0 then
+		return nil
+	end
+	return v
 end
 
 -- An event's record, unpacked. A record written behind lapse's back is
@@ -498,6 +596,17 @@ local function record_unpack(raw)
 	if rec.t ~= nil and type(rec.t) ~= 'string' then
 		rec.t = nil
 	end
+	-- The delivery fields, present only in records of the delivery
+	-- sinks' events: the common case costs three comparisons.
+	if rec.u ~= nil and type(rec.u) ~= 'string' then
+		rec.u = nil
+	end
+	if rec.d ~= nil then
+		rec.d = ms_or_nil(rec.d)
+	end
+	if rec.e ~= nil and type(rec.e) ~= 'string' then
+		rec.e = nil
+	end
 	return rec
 end
 
@@ -511,10 +620,12 @@ commands with redis.pcall and raises nothing, because the claim core
 (claim_batch, below), which calls it once per event in firing order, must
 still remove the events handed off before the refused one.
 
-The delivery sinks http and exec will be entries of their own: a handoff
-that leases the event into lapse:{NS}:inflight and adds it to the records
-returned to the reactor. Recurring events will schedule their next
-occurrence where the claim core removes a fired event.
+The delivery sinks http and exec share one entry shape, flagged lease:
+their hand-off leases the event into lapse:{NS}:inflight and writes its
+updated record back to jobs (so remove_claimed leaves it there), and the
+sweep returns the claimed records to the reactor, which delivers them.
+Recurring events will schedule their next occurrence where the claim core
+removes a fired event.
 ]]
 
 -- XADD to the stream sink, trimmed as the call's MAXLEN says. The fields
@@ -570,16 +681,44 @@ local function to_list(c, id, rec, due, text)
 	end
 end
 
+-- Sinks http and exec: lease the event, in inflight until c.deadline, and
+-- write back its record: the attempt counted (rec.a, by the claim core)
+-- and, at its first lease, the due time of the occurrence (d, the
+-- idempotency key's), which retries and releases keep. The reactor
+-- delivers it from the sweep's reply. The ZADD comes first and is undone
+-- if the HSET is refused, so that a refused event is left as it was.
+local function to_inflight(c, id, rec, due)
+	local r = redis_pcall('ZADD', c.skey, c.deadline, id)
+	if type(r) == 'table' then
+		return r.err
+	end
+	if not rec.d then
+		rec.d = due
+	end
+	r = redis_pcall('HSET', c.jobs, id, record_pack(rec))
+	if type(r) == 'table' then
+		redis_pcall('ZREM', c.skey, id)
+		return r.err
+	end
+end
+
 -- weight: how many bytes of a sweep's budget (MAXBYTES) each byte of a
 -- record costs. A list element is JSON, and a payload that is not JSON
 -- text goes in base64: about 60 ms per MiB in Lua, where XADD takes 5 to
 -- 7 ms, so a list sweep of binary payloads would hold Redis eight times as
 -- long as a stream sweep of the same budget (0.41 s for 8 MiB).
+-- lease: a delivery sink, whose events stay in jobs while in flight and
+-- which only lapse_sweep fires (lapse_claim, lapse_expired and lapse_adopt
+-- refuse it).
 local SINKS = {
 	stream = { suffix = 'fired', type = 'stream', handoff = to_stream,
 	    weight = 1 },
 	list = { suffix = 'ready', type = 'list', handoff = to_list,
 	    weight = 8 },
+	http = { suffix = 'inflight', type = 'zset', handoff = to_inflight,
+	    weight = 1, lease = true },
+	exec = { suffix = 'inflight', type = 'zset', handoff = to_inflight,
+	    weight = 1, lease = true },
 }
 
 local function check_via(via)
@@ -591,25 +730,39 @@ end
 
 --[[
 The context of a call that fires events: ns, p (the key prefix), the keys
-due, jobs and gone, via, the sink (its SINKS entry), skey (its key) and
-smax (the stream's trim length as XADD wants it, nil: never trim,
-formatted once per call rather than by every XADD); once the arguments
-are checked, start() adds now (this server's time) and fired (the same in
-decimal, formatted once per call).
+due, jobs, gone and dead, via, the sink (its SINKS entry), skey (its key)
+and smax (the trim length of the stream the call adds to, as XADD wants
+it, nil: never trim, formatted once per call rather than by every XADD):
+the fired stream's for sink stream, the dead stream's for the delivery
+sinks; once the arguments are checked, start() adds now (this server's
+time) and fired (the same in decimal, formatted once per call).
 ]]
 local function firing(ns, via, sink, maxlen)
 	local s = SINKS[sink]
 	if s == nil then
-		fail('bad sink "%s" (use stream or list)', show(sink or ''))
+		fail('bad sink "%s" (use stream, list, http or exec)',
+		    show(sink or ''))
 	end
 	local n = whole(maxlen, 1e15)
 	if n == nil then
-		fail('bad stream-maxlen "%s"', show(maxlen or ''))
+		fail('bad %s "%s"',
+		    s.lease and 'dead-maxlen' or 'stream-maxlen',
+		    show(maxlen or ''))
 	end
 	local p = prefix(ns)
 	return { ns = ns, p = p, due = p .. 'due', jobs = p .. 'jobs',
-	    gone = p .. 'gone', via = via, sink = s, skey = p .. s.suffix,
+	    gone = p .. 'gone', inflight = p .. 'inflight', dead = p .. 'dead',
+	    via = via, sink = s, skey = p .. s.suffix,
 	    smax = n > 0 and decimal(n) or nil }
+end
+
+-- Refuse a delivery sink in the functions that fire one event at a time
+-- (lapse_claim, lapse_expired, lapse_adopt): a reactor delivers what its
+-- sweeps lease, and watching keys with a delivery sink is not supported.
+local function check_not_leasing(c, sink)
+	if c.sink.lease then
+		fail('sink %s is delivered by lapse_sweep only', sink)
+	end
 end
 
 local function start(c)
@@ -629,11 +782,12 @@ A batch of events to claim, in firing order, as parallel arrays (a table
 per event would cost an allocation per event on the sweep's hot path):
 id, due (ms), text (the due time in decimal), rec (the unpacked record);
 n the count; adopted whether any of them is an adopted event; appkey[i]
-the application key to delete with event i (see find_app_keys).
+the application key to delete with event i (see find_app_keys); bytes
+what a sweep's records weigh in its budget (see take_due).
 ]]
 local function new_batch()
 	return { n = 0, id = {}, due = {}, text = {}, rec = {},
-	    adopted = false, appkey = {}, at = {} }
+	    adopted = false, appkey = {}, at = {}, bytes = 0 }
 end
 
 -- Add an event read in this call: its id, its due ZSET score and record.
@@ -744,17 +898,20 @@ local function handoff_all(c, b)
 	return b.n, nil
 end
 
--- Remove the first n events of b, which the sink has taken: from due and
--- jobs; adopted ones also remembered in gone (pruned of entries older than
--- GONE_MS whenever it is added to, so that it stays small even when no
--- expired notification arrives), and their application keys deleted.
+-- Remove the first n events of b, which the sink has taken: from due, and
+-- from jobs unless the sink leases them (a record stays while its event is
+-- in flight); adopted ones also remembered in gone (pruned of entries older
+-- than GONE_MS whenever it is added to, so that it stays small even when
+-- no expired notification arrives), and their application keys deleted.
 local function remove_claimed(c, b, n)
 	if n == 0 then
 		return
 	end
 	local ids = b.id
 	redis_call('ZREM', c.due, unpack(ids, 1, n))
-	redis_call('HDEL', c.jobs, unpack(ids, 1, n))
+	if not c.sink.lease then
+		redis_call('HDEL', c.jobs, unpack(ids, 1, n))
+	end
 	if not (b.adopted or c.watched) then
 		return
 	end
@@ -803,20 +960,29 @@ the writes is what makes a failure lose nothing:
   5. a refusal is raised last, naming the event: it and every event
      after it are still pending, every event before it has fired.
 
-What comes next plugs in here. A delivery sink (http, exec) is a SINKS
-entry whose hand-off leases the event into lapse:{NS}:inflight with its
-record (so step 4 must leave that record in jobs) and whose claimed
-records go back to the reactor in the caller's reply. A recurring event
-schedules its next occurrence after step 4 (ZADD due, HSET jobs: after
-the ZREM, which would remove it otherwise), in the same call.
+The delivery sinks (http, exec) go through the same steps: their
+hand-off (step 3) leases the event into lapse:{NS}:inflight and writes its
+record back with the attempt counted, step 4 leaves that record in jobs,
+and lapse_sweep answers the claimed records (b.rec) to the reactor. What
+happens to a leased event afterwards (ack, retry, extend, release, the
+recovery of an expired lease) is fenced by the occurrence's due time and
+the attempt: see fenced(). A recurring event will schedule its next
+occurrence after step 4 (ZADD due, HSET jobs: after the ZREM, which would
+remove it otherwise), in the same call.
 ]]
--- Count n events fired by the call's path in lapse:{NS}:counts (field
--- expired, timer or sweep), in the same atomic call as the claim: a
--- reactor that loses a reply cannot know what that call fired, Redis can.
--- A statistic must never fail a claim: a counts key the user may not
--- write, or of another type, is left as it is.
+-- Count n in field of lapse:{NS}:counts, in the same atomic call as what
+-- it counts: a reactor that loses a reply cannot know what that call did,
+-- Redis can. A statistic must never fail a call: a counts key the user
+-- may not write, or of another type, is left as it is.
+local function count(p, field, n)
+	if n > 0 then
+		redis_pcall('HINCRBY', p .. 'counts', field, n)
+	end
+end
+
+-- Count n events fired by the call's path (field expired, timer or sweep).
 local function tally(c, n)
-	redis_pcall('HINCRBY', c.p .. 'counts', c.via, n)
+	count(c.p, c.via, n)
 end
 
 local function claim_batch(c, b)
@@ -850,6 +1016,13 @@ local function wake(p, due)
 	local channel, message = p .. 'wake', decimal(due)
 	if acl_check('PUBLISH', channel, message) then
 		redis_call('PUBLISH', channel, message)
+	end
+end
+
+-- Publish the wake channel if id, due at due, is now the earliest event.
+local function wake_if_first(p, id, due)
+	if redis_call('ZRANGE', p .. 'due', 0, 0)[1] == id then
+		wake(p, due)
 	end
 end
 
@@ -933,9 +1106,10 @@ local function schedule_time(how, ms)
 	fail('bad schedule "%s" (use in MS or at MS)', show(how or ''))
 end
 
--- lapse_schedule's options after PAYLOAD, checked: nx, maxpayload BYTES.
+-- lapse_schedule's options after PAYLOAD, checked: nx, maxpayload BYTES,
+-- url URL.
 local function schedule_options(args)
-	local nx, maxpayload, i = false, PAYLOAD_MAX_DEFAULT, 6
+	local nx, maxpayload, url, i = false, PAYLOAD_MAX_DEFAULT, nil, 6
 	while args[i] ~= nil do
 		local opt = args[i]
 		if opt == 'nx' then
@@ -948,26 +1122,54 @@ local function schedule_options(args)
 				    show(args[i + 1] or ''))
 			end
 			i = i + 2
+		elseif opt == 'url' then
+			url = args[i + 1]
+			local why = bad_url(url)
+			if why then
+				fail('%s', why)
+			end
+			i = i + 2
 		else
-			fail('unknown option "%s" (use nx or maxpayload)',
+			fail('unknown option "%s" (use nx, maxpayload or url)',
 			    show(opt))
 		end
 	end
-	return nx, maxpayload
+	return nx, maxpayload, url
+end
+
+-- The in-flight state of id, which lapse_schedule replaces: nil when it
+-- is not in flight, else { key = lapse:{NS}:inflight, read by name like
+-- the horizon; d = the due time of the occurrence under way (its lease
+-- deadline if its record lacks one) }.
+local function schedule_inflight(p, jobs, id)
+	local inflight = p .. 'inflight'
+	local lease = read_typed('zset', 'ZSCORE', inflight, id)
+	if not lease then
+		return nil
+	end
+	local rec = record_unpack(read_typed('hash', 'HGET', jobs, id))
+	return { key = inflight, d = rec.d or (due_of(lease)) }
 end
 
 --[[
 lapse_schedule: schedule an event, or reschedule it if the id exists.
 
 KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:t:<id>
-ARGV: NS ID (in MS | at MS) PAYLOAD [nx] [maxpayload BYTES]
+ARGV: NS ID (in MS | at MS) PAYLOAD [nx] [maxpayload BYTES] [url URL]
   in MS   due MS milliseconds from now (1 .. 100 years)
   at MS   due at MS milliseconds since the epoch (0 .. 9999-12-31)
   nx      leave an existing event as it is
   maxpayload BYTES   the payload limit (default 1 MiB)
+  url URL  the event's own URL, for sink http (1 .. 2048 bytes, http://
+           or https://, no byte below 0x21 nor 0x7f); the reactor delivers
+           to it only when it starts with one of the namespace's allow-url
 Reply: { due, status } where status is 1 scheduled (new), 2 rescheduled
 (replaced), 0 not changed (nx and the event exists; due is the existing
-one's).
+one's: for an event in flight, the due time of the occurrence under way).
+An event in flight (sinks http and exec) is replaced too: it leaves
+lapse:{NS}:inflight (read and written by name, like the horizon), so the
+attempt under way is stale (its ack changes nothing), and the new record
+starts a new occurrence (no d, attempt count 0).
 ]]
 local function schedule(keys, args)
 	local ns, id, how, ms, payload = args[1], args[2], args[3], args[4],
@@ -980,12 +1182,13 @@ local function schedule(keys, args)
 	if payload == nil then
 		fail('missing payload (pass an empty string for none)')
 	end
-	local nx, maxpayload = schedule_options(args)
+	local nx, maxpayload, url = schedule_options(args)
 	-- Each key's type is checked by the first command that touches it,
-	-- and every one is checked before the first write: ZSCORE reads due,
-	-- HMGET the horizon, and HSET, the first write, fails on a jobs key
-	-- of another type before it changes anything.
+	-- and every one is checked before the first write: ZSCORE reads due
+	-- (and inflight), HMGET the horizon, and HSET, the first write, fails
+	-- on a jobs key of another type before it changes anything.
 	local old = read_typed('zset', 'ZSCORE', keys[1], id)
+	local flying = not old and schedule_inflight(p, keys[2], id)
 	local hms = horizon(p)
 	if #payload > maxpayload then
 		fail('payload too large: %d bytes (max-payload is %d)',
@@ -994,14 +1197,22 @@ local function schedule(keys, args)
 
 	local now = now_ms()
 	local due = how == 'in' and now + n or n
-	if old and nx then
+	if nx and (old or flying) then
 		read_typed('hash', 'HEXISTS', keys[2], id)
-		return { (due_of(old)), 0 }
+		return { old and (due_of(old)) or flying.d, 0 }
 	end
-	local r = redis_pcall('HSET', keys[2], id, record_pack(payload, 0, now))
+	if flying then
+		-- Not in KEYS: checked before the first write.
+		check_acl('ZREM', flying.key, id)
+	end
+	local r = redis_pcall('HSET', keys[2], id,
+	    record_pack({ p = payload, a = 0, c = now, u = url }))
 	if type(r) == 'table' and r.err then
 		check_type(keys[2], 'hash')
 		error(r)
+	end
+	if flying then
+		redis_call('ZREM', flying.key, id)
 	end
 	redis_call('ZADD', keys[1], due, id)
 	if due > now and (hms == 0 or due <= now + hms) then
@@ -1009,10 +1220,8 @@ local function schedule(keys, args)
 	else
 		redis_call('DEL', keys[3])
 	end
-	if redis_call('ZRANGE', keys[1], 0, 0)[1] == id then
-		wake(p, due)
-	end
-	return { due, old and 2 or 1 }
+	wake_if_first(p, id, due)
+	return { due, (old or flying) and 2 or 1 }
 end
 
 --[[
@@ -1043,6 +1252,20 @@ local function cancel_key(p, rec, due, now)
 	return { remember = true }
 end
 
+-- lapse_cancel of an event that is not pending: 1 when it was in flight
+-- (now out of inflight, its record and trigger key deleted), else 0.
+local function cancel_inflight(p, keys, id)
+	local inflight = p .. 'inflight'
+	if not read_typed('zset', 'ZSCORE', inflight, id) then
+		return 0
+	end
+	check_acl('ZREM', inflight, id)
+	redis_call('ZREM', inflight, id)
+	redis_call('HDEL', keys[2], id)
+	redis_call('DEL', keys[3])
+	return 1
+end
+
 --[[
 lapse_cancel: remove an event so that it never fires.
 
@@ -1052,7 +1275,11 @@ Reply: 1 cancelled, 0 no such event (already fired, cancelled, or never
 scheduled). Cancelling an adopted event also deletes the application's key
 while it is the key of that occurrence (DEL: no `expired` follows); if the
 key has expired already, its notification finds the id in gone and fires
-nothing (see cancel_key).
+nothing (see cancel_key). Cancelling an event in flight (sinks http and
+exec) removes it from lapse:{NS}:inflight (read and written by name, like
+the horizon) and deletes its record: it gets no more attempts, but the
+attempt under way is not stopped and may still reach its receiver (its
+ack, retry or extend is then stale and changes nothing).
 ]]
 local function cancel(keys, args)
 	local ns, id = args[1], args[2]
@@ -1063,7 +1290,7 @@ local function cancel(keys, args)
 	check_type(keys[2], 'hash')
 	local score = read_typed('zset', 'ZSCORE', keys[1], id)
 	if not score then
-		return 0
+		return cancel_inflight(p, keys, id)
 	end
 	local rec = record_unpack(redis_call('HGET', keys[2], id))
 	local now, key = now_ms(), {}
@@ -1107,6 +1334,7 @@ local function claim(keys, args)
 	check_id(id)
 	check_via(via)
 	local c = firing(ns, via, sink, maxlen)
+	check_not_leasing(c, sink)
 	check_keys(keys, { c.due, c.jobs, c.p .. 't:' .. id, c.skey })
 	check_claim_keys(c)
 	local wanted
@@ -1202,14 +1430,215 @@ local function take_due(c, max, maxbytes)
 	for i = n + 1, count do
 		ids[i] = nil
 	end
-	b.n = n
+	b.n, b.bytes = n, bytes
 	return b
+end
+
+-- lapse_sweep's BATCH, checked: at least min (1; 0 for a delivery sink,
+-- whose sweeps may only recover leases).
+local function sweep_batch(batch, min)
+	local n = whole(batch, BATCH_MAX)
+	if n == nil or n < min then
+		fail('bad batch "%s": must be %d to %d', show(batch or ''), min,
+		    BATCH_MAX)
+	end
+	return n
+end
+
+local function sweep_maxbytes(maxbytes)
+	local m = whole(maxbytes, 1e15)
+	if m == nil or m == 0 then
+		fail('bad maxbytes "%s": must be 1 to %d', show(maxbytes or ''),
+		    1e15)
+	end
+	return m
+end
+
+local function check_lease(lease)
+	local n = whole(lease, LEASE_MAX)
+	if n == nil or n == 0 then
+		fail('bad lease "%s": must be 1 to %d milliseconds',
+		    show(lease or ''), LEASE_MAX)
+	end
+	return n
+end
+
+local function check_maxattempts(max)
+	local n = whole(max, ATTEMPTS_MAX)
+	if n == nil or n == 0 then
+		fail('bad max-attempts "%s": must be 1 to %d', show(max or ''),
+		    ATTEMPTS_MAX)
+	end
+	return n
+end
+
+-- An error to record (e, and the dead entry's error): at most ERROR_MAX
+-- bytes, cut before a UTF-8 sequence that would not fit whole, so that a
+-- text error stays text.
+local function cut_error(e)
+	if #e <= ERROR_MAX then
+		return e
+	end
+	local cut, after = ERROR_MAX, byte(e, ERROR_MAX + 1)
+	if after >= 0x80 and after < 0xc0 then
+		local j = cut
+		while j > cut - 3 and byte(e, j) >= 0x80 and
+		    byte(e, j) < 0xc0 do
+			j = j - 1
+		end
+		if byte(e, j) >= 0xc0 then
+			cut = j - 1
+		end
+	end
+	return e:sub(1, cut)
+end
+
+--[[
+Move event id, in flight with record rec, to the dead stream c.dead
+(trimmed to about c.smax entries when set) with the error err: fields id,
+payload, due (the occurrence's, d), attempts, error, failed (now) and url
+when it has one. The entry is written first: it is the one write that may
+be refused (a stream whose entry ids are exhausted), and then nothing has
+changed.
+]]
+local function bury(c, id, rec, err)
+	local f = { 'id', id, 'payload', rec.p, 'due', decimal(rec.d or 0),
+	    'attempts', decimal(rec.a), 'error', err, 'failed', c.fired }
+	if rec.u then
+		f[#f + 1], f[#f + 2] = 'url', rec.u
+	end
+	if c.smax then
+		redis_call('XADD', c.dead, 'MAXLEN', '~', c.smax, '*',
+		    unpack(f))
+	else
+		redis_call('XADD', c.dead, '*', unpack(f))
+	end
+	redis_call('ZREM', c.inflight, id)
+	redis_call('HDEL', c.jobs, id)
+end
+
+-- The leases a delivery sweep recovers: ids in flight whose deadline is
+-- not after now, earliest first, at most RECOVER_MAX, and their raw
+-- records (false: none). taken[i]: leased again by this call.
+local function expired_leases(c)
+	local ids = redis_call('ZRANGE', c.inflight, '-inf', c.now, 'BYSCORE',
+	    'LIMIT', 0, RECOVER_MAX)
+	local lost = { id = ids, raw = {}, rec = {}, taken = {} }
+	if #ids > 0 then
+		lost.raw = redis_call('HMGET', c.jobs, unpack(ids))
+	end
+	for i = 1, #ids do
+		if lost.raw[i] then
+			lost.rec[i] = record_unpack(lost.raw[i])
+		end
+	end
+	return lost
+end
+
+--[[
+Add to b the recovered events that may be leased again at once: each is
+back in due at now, and so comes after the events b holds (due before or
+at now), within the same BATCH and MAXBYTES. Its record says why
+(e = "lease expired"); its attempt is counted again by the claim.
+]]
+local function lease_again(c, b, lost, max, maxbytes)
+	for i = 1, #lost.id do
+		local rec = lost.rec[i]
+		if b.n >= max or b.bytes >= maxbytes then
+			return
+		end
+		if rec and rec.a < c.maxattempts then
+			rec.e = LEASE_EXPIRED
+			batch_add(b, lost.id[i], c.fired, rec)
+			b.bytes = b.bytes + #lost.raw[i]
+			lost.taken[i] = true
+		end
+	end
+end
+
+-- Recover the expired leases that lease_again did not take: an event at
+-- its last attempt goes to dead, any other back to due at now, its record
+-- saying why; an id without a record leaves inflight. Returns how many
+-- leases were recovered (those taken included) and how many went to dead.
+local function recover(c, lost)
+	local expired, dead = 0, 0
+	for i = 1, #lost.id do
+		local id, rec = lost.id[i], lost.rec[i]
+		if rec then
+			expired = expired + 1
+		end
+		if lost.taken[i] then
+			-- Leased again by this call's claim.
+		elseif not rec then
+			redis_call('ZREM', c.inflight, id)
+		elseif rec.a >= c.maxattempts then
+			bury(c, id, rec, LEASE_EXPIRED)
+			dead = dead + 1
+		else
+			rec.e = LEASE_EXPIRED
+			redis_call('ZREM', c.inflight, id)
+			redis_call('ZADD', c.due, c.now, id)
+			redis_call('HSET', c.jobs, id, record_pack(rec))
+		end
+	end
+	count(c.p, 'lease_expired', expired)
+	count(c.p, 'dead', dead)
+	return expired, dead
+end
+
+-- The records a delivery sweep answers: id, due (the occurrence's, d),
+-- attempt (this one), payload and url ('' when none) of each event it
+-- leased, in firing order.
+local function leased_records(b)
+	local out, k = {}, 0
+	for i = 1, b.n do
+		local rec = b.rec[i]
+		out[k + 1], out[k + 2], out[k + 3] = b.id[i], rec.d, rec.a
+		out[k + 4], out[k + 5] = rec.p, rec.u or ''
+		k = k + 5
+	end
+	return out
+end
+
+--[[
+lapse_sweep with a delivery sink (see sweep below). Everything that can
+refuse the call is checked before its first write: the arguments, the
+types of the four keys (inflight and dead by TYPE, due and jobs by their
+first reads), and, in claim_batch, what the claim writes outside KEYS. The
+claim is the first write, so the recovery of the leases it does not take
+comes after it.
+]]
+local function lease_sweep(c, keys, args)
+	check_keys(keys, { c.due, c.jobs, c.inflight, c.dead })
+	if #args ~= 8 then
+		fail('expected 8 arguments for sink %s, got %d', args[3], #args)
+	end
+	local n = sweep_batch(args[5], 0)
+	local m = sweep_maxbytes(args[6])
+	c.lease = check_lease(args[7])
+	c.maxattempts = check_maxattempts(args[8])
+	check_type(c.inflight, 'zset')
+	check_type(c.dead, 'stream')
+	local hms, hmark = horizon(c.p)
+
+	start(c)
+	c.deadline = c.now + c.lease
+	local plan = promotion(c, hms, hmark)
+	local b = take_due(c, n, m)
+	local lost = expired_leases(c)
+	lease_again(c, b, lost, n, m)
+	claim_batch(c, b)
+	local expired, dead = recover(c, lost)
+	promote(plan)
+	return { b.n, head(c.due), c.now, b.due, leased_records(b), expired,
+	    dead }
 end
 
 --[[
 lapse_sweep: fire every due event of a namespace, earliest first, up to a
 batch size.
 
+Sinks stream and list:
 KEYS: lapse:{NS}:due lapse:{NS}:jobs SINK-KEY
 ARGV: NS VIA SINK MAXLEN BATCH [MAXBYTES]
   BATCH     at most this many events (1 .. 4096)
@@ -1221,6 +1650,35 @@ handed off, next the earliest due time left (-1 when none), now this
 server's time of the call, and dues the array of the due times (ms) of
 the events fired, in firing order (the reactor counts lateness = now -
 due for each); next <= now means more are due: call again.
+
+Sinks http and exec (delivery: the events are leased to the caller, which
+delivers them and then calls lapse_ack, lapse_retry, lapse_extend or
+lapse_release):
+KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:inflight lapse:{NS}:dead
+ARGV: NS VIA SINK DEADMAXLEN BATCH MAXBYTES LEASE MAXATTEMPTS
+  DEADMAXLEN   approximate trim length of the dead stream; 0 never trims
+  BATCH        at most this many events (0 .. 4096; 0 leases none and only
+               recovers expired leases: the reactor passes its free slots)
+  MAXBYTES     as above, required
+  LEASE        each event is leased until now + LEASE ms (1 .. 1 day)
+  MAXATTEMPTS  attempts before an event goes to dead (1 .. 1000)
+First it recovers the expired leases (inflight score <= now, at most 1000,
+earliest first): an event whose attempts so far reach MAXATTEMPTS goes to
+dead with the error "lease expired"; any other goes back to due at now
+with e = "lease expired", and is leased again by this same call if BATCH
+and MAXBYTES leave room (after the events due before it). An id in
+inflight without a record is only removed from inflight. Then each event
+claimed moves from due to inflight (score: now + LEASE), with its attempt
+counted (a) and, at its first lease, the occurrence's due time recorded
+(d, kept across retries and releases: the idempotency key is NS/id/d).
+Reply: { fired, next, now, dues, records, expired, dead }: the first four
+as above (dues: the due scores the events were claimed at; an event
+leased again after its lease expired counts as due at now); records a
+flat array of five elements per event leased, in firing order: id, due
+(d), attempt (a after this lease), payload, url ('' when none); expired
+the leases this call recovered (to due, leased again, or to dead); dead
+how many of them went to dead. lapse:{NS}:counts gets lease_expired and
+dead besides the path's count.
 ]]
 local function sweep(keys, args)
 	local ns, via, sink, maxlen, batch, maxbytes = args[1], args[2],
@@ -1228,19 +1686,14 @@ local function sweep(keys, args)
 	check_ns(ns)
 	check_via(via)
 	local c = firing(ns, via, sink, maxlen)
-	check_keys(keys, { c.due, c.jobs, c.skey })
-	local n = whole(batch, BATCH_MAX)
-	if n == nil or n == 0 then
-		fail('bad batch "%s": must be 1 to %d', show(batch or ''),
-		    BATCH_MAX)
+	if c.sink.lease then
+		return lease_sweep(c, keys, args)
 	end
+	check_keys(keys, { c.due, c.jobs, c.skey })
+	local n = sweep_batch(batch, 1)
 	local m = MAXBYTES_DEFAULT
 	if maxbytes ~= nil then
-		m = whole(maxbytes, 1e15)
-		if m == nil or m == 0 then
-			fail('bad maxbytes "%s": must be 1 to %d',
-			    show(maxbytes), 1e15)
-		end
+		m = sweep_maxbytes(maxbytes)
 	end
 	-- Types as in schedule: each checked by its first read, all before
 	-- the first write; only the sink needs a TYPE of its own.
@@ -1262,6 +1715,7 @@ local function adopt_args(keys, args)
 	local maxpayload = whole(args[4], 1e15)
 	check_ns(ns)
 	local c = firing(ns, 'expired', sink, maxlen)
+	check_not_leasing(c, sink)
 	if maxpayload == nil then
 		fail('bad maxpayload "%s"', show(args[4] or ''))
 	end
@@ -1357,8 +1811,8 @@ local function adopt_state(c, totals, key, id, at, ev, maxpayload)
 		return
 	end
 	redis_call('ZADD', c.due, at, id)
-	redis_call('HSET', c.jobs, id,
-	    record_pack(payload, 0, c.now, key, ktype, why))
+	redis_call('HSET', c.jobs, id, record_pack({ p = payload, a = 0,
+	    c = c.now, k = key, t = ktype, x = why }))
 	redis_call('DEL', c.p .. 't:' .. id)
 	redis_call('ZREM', c.gone, id)
 	totals.adopted = totals.adopted + 1
@@ -1457,6 +1911,7 @@ local function expired(keys, args)
 	local ns, sink, maxlen = args[1], args[2], args[3]
 	check_ns(ns)
 	local c = firing(ns, 'expired', sink, maxlen)
+	check_not_leasing(c, sink)
 	check_keys(keys, { c.due, c.jobs, c.skey, c.gone })
 	check_claim_keys(c)
 	check_type(c.gone, 'zset')
@@ -1482,12 +1937,431 @@ local function expired(keys, args)
 end
 
 --[[
-lapse_get: one pending event.
+Delivery: what a reactor does with the events a sweep leased to it. Each
+call names the attempt it speaks for by (ID, DUE, ATTEMPT), the
+occurrence's due time (d) and the attempt number (a) the sweep answered,
+and acts only while that attempt is still the event's current one: the id
+in flight and its record with d == DUE and a == ATTEMPT. Otherwise (its
+lease expired and was recovered, it was released, rescheduled, cancelled,
+acked or retried already) the call is stale: it changes nothing and
+answers 0, so that a reactor that was slow, or lost a reply, never acts
+for an attempt that is over.
+]]
+
+-- The keys of namespace ns that the delivery functions use.
+local function delivering(ns)
+	check_ns(ns)
+	local p = prefix(ns)
+	return { ns = ns, p = p, due = p .. 'due', jobs = p .. 'jobs',
+	    inflight = p .. 'inflight', dead = p .. 'dead' }
+end
+
+-- Refuse a call without exactly n arguments; shape names them.
+local function check_nargs(args, n, shape)
+	if #args ~= n then
+		fail('expected %d arguments (%s), got %d', n, shape, #args)
+	end
+end
+
+-- The fence ID DUE ATTEMPT at args[i], checked: id, due and attempt.
+local function check_fence(args, i)
+	local id, due, attempt = args[i], args[i + 1], args[i + 2]
+	check_id(id)
+	local d = whole(due, TIME_MAX)
+	if d == nil then
+		fail('bad due "%s": must be 0 to %d milliseconds since the ' ..
+		    'epoch', show(due or ''), TIME_MAX)
+	end
+	local a = whole(attempt, ATTEMPT_MAX)
+	if a == nil or a == 0 then
+		fail('bad attempt "%s": must be 1 to %d', show(attempt or ''),
+		    ATTEMPT_MAX)
+	end
+	return { id = id, due = d, attempt = a }
+end
+
+-- The fences of args[from ..]: 1 to TRIPLES_MAX triples, all checked.
+local function check_fences(args, from)
+	local n = #args - from + 1
+	if n < 3 or n % 3 ~= 0 or n > 3 * TRIPLES_MAX then
+		fail('expected 1 to %d triples ID DUE ATTEMPT, got %d ' ..
+		    'arguments after %s', TRIPLES_MAX, n,
+		    from == 2 and 'NS' or 'LEASE')
+	end
+	local fences = {}
+	for i = from, #args, 3 do
+		fences[#fences + 1] = check_fence(args, i)
+	end
+	return fences
+end
+
+-- The record of the event of fence f if f is its current attempt, nil if
+-- the call is stale. Both reads always run, each checking its key's type
+-- (read_typed), so that a key of another type is refused whatever the
+-- event's state, before the first write.
+local function fenced(c, f)
+	local lease = read_typed('zset', 'ZSCORE', c.inflight, f.id)
+	local raw = read_typed('hash', 'HGET', c.jobs, f.id)
+	if not lease or not raw then
+		return nil
+	end
+	local rec = record_unpack(raw)
+	if rec.d ~= f.due or rec.a ~= f.attempt then
+		return nil
+	end
+	return rec
+end
+
+--[[
+lapse_ack: the attempt succeeded; the event is done.
+
+KEYS: lapse:{NS}:jobs lapse:{NS}:inflight
+ARGV: NS ID DUE ATTEMPT
+Reply: 1 acked (the id leaves inflight, its record is deleted, counted in
+acked), 0 stale (nothing changed).
+]]
+local function ack(keys, args)
+	local c = delivering(args[1])
+	check_keys(keys, { c.jobs, c.inflight })
+	check_nargs(args, 4, 'NS ID DUE ATTEMPT')
+	local f = check_fence(args, 2)
+	if not fenced(c, f) then
+		return 0
+	end
+	redis_call('ZREM', c.inflight, f.id)
+	redis_call('HDEL', c.jobs, f.id)
+	count(c.p, 'acked', 1)
+	return 1
+end
+
+-- lapse_retry's arguments after the fence, checked into c: delay, max
+-- attempts, dead-maxlen (c.smax, as bury() wants it), error, dead.
+local function retry_args(c, args)
+	c.delay = whole(args[5], DURATION_MAX)
+	if c.delay == nil then
+		fail('bad delay "%s": must be 0 to %d milliseconds',
+		    show(args[5]), DURATION_MAX)
+	end
+	c.maxattempts = check_maxattempts(args[6])
+	local n = whole(args[7], 1e15)
+	if n == nil then
+		fail('bad dead-maxlen "%s"', show(args[7]))
+	end
+	c.smax = n > 0 and decimal(n) or nil
+	c.error = cut_error(args[8])
+	if args[9] ~= nil and args[9] ~= 'dead' then
+		fail('unknown option "%s" (use dead)', show(args[9]))
+	end
+	c.bury = args[9] == 'dead'
+end
+
+--[[
+lapse_retry: the attempt failed; try again after DELAY, or give up.
+
+KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:inflight lapse:{NS}:dead
+ARGV: NS ID DUE ATTEMPT DELAY MAXATTEMPTS DEADMAXLEN ERROR [dead]
+  DELAY        ms before the next attempt, from now (0 .. 100 years)
+  MAXATTEMPTS  the attempts an event gets (1 .. 1000)
+  DEADMAXLEN   approximate trim length of the dead stream; 0 never trims
+  ERROR        why it failed: at most 4096 bytes are kept (a longer one is
+               cut, before a UTF-8 sequence that would not fit whole)
+  dead         give up now, whatever the attempt count
+Reply: { 2, -1 } gone to dead (with `dead`, or ATTEMPT >= MAXATTEMPTS):
+an entry in lapse:{NS}:dead (fields id, payload, due, attempts, error,
+failed and url when the event has one), the event out of inflight and
+jobs, counted in dead; { 1, retry_due } back in due at retry_due = now +
+DELAY with e = ERROR, its d and a kept, counted in retried, the wake
+published if it is now the earliest event; { 0, -1 } stale.
+]]
+local function retry(keys, args)
+	local c = delivering(args[1])
+	check_keys(keys, { c.due, c.jobs, c.inflight, c.dead })
+	if #args ~= 8 and #args ~= 9 then
+		fail('expected 8 or 9 arguments (NS ID DUE ATTEMPT DELAY ' ..
+		    'MAXATTEMPTS DEADMAXLEN ERROR [dead]), got %d', #args)
+	end
+	local f = check_fence(args, 2)
+	retry_args(c, args)
+	check_type(c.due, 'zset')
+	check_type(c.dead, 'stream')
+	local rec = fenced(c, f)
+	if not rec then
+		return { 0, -1 }
+	end
+	start(c)
+	if c.bury or f.attempt >= c.maxattempts then
+		bury(c, f.id, rec, c.error)
+		count(c.p, 'dead', 1)
+		return { 2, -1 }
+	end
+	local at = c.now + c.delay
+	rec.e = c.error
+	redis_call('ZREM', c.inflight, f.id)
+	redis_call('ZADD', c.due, at, f.id)
+	redis_call('HSET', c.jobs, f.id, record_pack(rec))
+	count(c.p, 'retried', 1)
+	wake_if_first(c.p, f.id, at)
+	return { 1, at }
+end
+
+--[[
+lapse_extend: the attempts are still running; push their leases back.
+
+KEYS: lapse:{NS}:jobs lapse:{NS}:inflight
+ARGV: NS LEASE ID1 DUE1 ATTEMPT1 [ID2 DUE2 ATTEMPT2 ...]
+  LEASE  each lease now ends at now + LEASE ms (1 .. 1 day)
+  1 to 1000 triples, each fenced on its own
+Reply: an array of 1 (extended) or 0 (stale), one per triple.
+]]
+local function extend(keys, args)
+	local c = delivering(args[1])
+	check_keys(keys, { c.jobs, c.inflight })
+	local lease = check_lease(args[2])
+	local fences = check_fences(args, 3)
+	local deadline = now_ms() + lease
+	local out = {}
+	for i, f in ipairs(fences) do
+		out[i] = 0
+		if fenced(c, f) then
+			redis_call('ZADD', c.inflight, 'XX', deadline, f.id)
+			out[i] = 1
+		end
+	end
+	return out
+end
+
+--[[
+lapse_release: give attempts back without counting them (a reactor that
+stops): each event goes back to due at now for any reactor to take.
+
+KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:inflight
+ARGV: NS ID1 DUE1 ATTEMPT1 [ID2 DUE2 ATTEMPT2 ...]   (1 to 1000 triples)
+Reply: an array of 1 (released: out of inflight, in due at now, its a one
+less, its d kept, counted in released) or 0 (stale), one per triple. The
+wake is published when a released event is the earliest.
+]]
+local function release(keys, args)
+	local c = delivering(args[1])
+	check_keys(keys, { c.due, c.jobs, c.inflight })
+	local fences = check_fences(args, 2)
+	check_type(c.due, 'zset')
+	local now, out, released, n = now_ms(), {}, {}, 0
+	for i, f in ipairs(fences) do
+		local rec = fenced(c, f)
+		out[i] = 0
+		if rec then
+			rec.a = rec.a - 1
+			redis_call('ZREM', c.inflight, f.id)
+			redis_call('ZADD', c.due, now, f.id)
+			redis_call('HSET', c.jobs, f.id, record_pack(rec))
+			released[f.id] = true
+			n = n + 1
+			out[i] = 1
+		end
+	end
+	count(c.p, 'released', n)
+	if n > 0 and released[redis_call('ZRANGE', c.due, 0, 0)[1]] then
+		wake(c.p, now)
+	end
+	return out
+end
+
+-- The fields of a stream entry, { name, value, ... }, by name.
+local function entry_fields(list)
+	local f = {}
+	for i = 1, #list - 1, 2 do
+		f[list[i]] = list[i + 1]
+	end
+	return f
+end
+
+-- 'pending' or 'in flight' when id is an event of c's namespace, else nil.
+local function whereabouts(c, id)
+	if redis_call('ZSCORE', c.due, id) then
+		return 'pending'
+	end
+	if redis_call('ZSCORE', c.inflight, id) then
+		return 'in flight'
+	end
+	return nil
+end
+
+-- Schedule event id anew from its dead entry f, due now: a new occurrence
+-- (no d, attempt count 0) with the entry's payload and url; then delete
+-- its dead entries (stream ids sids), last, so that nothing is lost should
+-- a write be refused.
+local function requeue_event(c, id, f, sids)
+	redis_call('HSET', c.jobs, id, record_pack({ p = f.payload or '',
+	    a = 0, c = c.now, u = f.url }))
+	redis_call('ZADD', c.due, c.now, id)
+	call_list('XDEL', c.dead, sids)
+end
+
+-- Every dead entry of id, oldest first: their stream ids, and the fields
+-- of the newest. The stream has no index by id: it is read whole, in
+-- chunks.
+local function dead_entries_of(c, id)
+	local sids, newest, from = {}, nil, '-'
+	while true do
+		local r = redis_call('XRANGE', c.dead, from, '+', 'COUNT',
+		    DEAD_CHUNK)
+		for _, e in ipairs(r) do
+			local f = entry_fields(e[2])
+			if f.id == id then
+				sids[#sids + 1] = e[1]
+				newest = f
+			end
+		end
+		if #r < DEAD_CHUNK then
+			return sids, newest
+		end
+		from = '(' .. r[#r][1]
+	end
+end
+
+local function requeue_id(c, id)
+	local where = whereabouts(c, id)
+	if where then
+		fail('cannot requeue "%s": it is %s', show(id), where)
+	end
+	local sids, newest = dead_entries_of(c, id)
+	if not newest then
+		return { 0, redis_call('XLEN', c.dead) }
+	end
+	if newest.url and bad_url(newest.url) then
+		fail('cannot requeue "%s": its dead entry has a %s', show(id),
+		    bad_url(newest.url))
+	end
+	requeue_event(c, id, newest, sids)
+	wake_if_first(c.p, id, c.now)
+	return { 1, redis_call('XLEN', c.dead) }
+end
+
+-- The requeue of the oldest max dead entries: { order = the ids to
+-- requeue, in the order of their oldest entry, by[id] = { sids, newest },
+-- skipped = the entries left in dead }. An entry is skipped when its id
+-- is pending or in flight, or when it cannot be an event (no valid id or
+-- url: written behind lapse's back).
+local function requeue_plan(c, max)
+	local r = redis_call('XRANGE', c.dead, '-', '+', 'COUNT', max)
+	local plan, busy = { order = {}, by = {}, skipped = 0 }, {}
+	for _, e in ipairs(r) do
+		local f = entry_fields(e[2])
+		local id = f.id
+		local ok = not bad_id(id) and not (f.url and bad_url(f.url))
+		if ok and busy[id] == nil then
+			busy[id] = whereabouts(c, id) ~= nil
+		end
+		if not ok or busy[id] then
+			plan.skipped = plan.skipped + 1
+		else
+			local g = plan.by[id]
+			if not g then
+				g = { sids = {} }
+				plan.by[id] = g
+				plan.order[#plan.order + 1] = id
+			end
+			g.sids[#g.sids + 1] = e[1]
+			g.newest = f
+		end
+	end
+	return plan
+end
+
+local function requeue_all(c, max)
+	local plan = requeue_plan(c, max)
+	for _, id in ipairs(plan.order) do
+		requeue_event(c, id, plan.by[id].newest, plan.by[id].sids)
+	end
+	local first = redis_call('ZRANGE', c.due, 0, 0)[1]
+	if first and plan.by[first] then
+		wake(c.p, c.now)
+	end
+	return { #plan.order, plan.skipped, redis_call('XLEN', c.dead) }
+end
+
+--[[
+lapse_requeue: put dead events back, as new: each is scheduled anew, due
+now, with its attempt count 0 (its next attempt is 1), its payload and url;
+its occurrence's due time is cleared (a new occurrence, a new idempotency
+key). Requeued events are due at once: they get no trigger key, and the
+wake is published when one is the earliest event.
+
+KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:dead
+ARGV: NS id ID | NS all MAX
+  id ID    every dead entry of event ID is removed and the newest of them
+           requeued; refused (nothing changed) while ID is pending or in
+           flight. The dead stream has no index by id: the call reads it
+           whole, so its time grows with the stream's length.
+  all MAX  the oldest MAX (1 .. 10000) entries: each id among them is
+           requeued like that from its newest entry among them; an entry
+           whose id is pending or in flight (or that has no valid id or
+           url) is left in dead and counted as skipped
+Reply: id: { requeued (1, or 0 when ID has no dead entry), left }; all:
+{ requeued (events), skipped (entries), left }; left is the dead
+stream's length after the call. To requeue everything, call `all` again
+while requeued > 0 and left > skipped.
+]]
+local function requeue(keys, args)
+	local ns, how, what = args[1], args[2], args[3]
+	local c = delivering(ns)
+	check_keys(keys, { c.due, c.jobs, c.dead })
+	if how ~= 'id' and how ~= 'all' then
+		fail('bad requeue "%s" (use id ID or all MAX)', show(how or ''))
+	end
+	check_nargs(args, 3, how == 'id' and 'NS id ID' or 'NS all MAX')
+	local max
+	if how == 'id' then
+		check_id(what)
+	else
+		max = whole(what, REQUEUE_MAX)
+		if max == nil or max == 0 then
+			fail('bad max "%s": must be 1 to %d', show(what),
+			    REQUEUE_MAX)
+		end
+	end
+	check_type(c.due, 'zset')
+	check_type(c.jobs, 'hash')
+	check_type(c.dead, 'stream')
+	check_type(c.inflight, 'zset')
+	start(c)
+	if how == 'id' then
+		return requeue_id(c, what)
+	end
+	return requeue_all(c, max)
+end
+
+--[[
+lapse_purge: empty the dead stream.
+
+KEYS: lapse:{NS}:dead
+ARGV: NS
+Reply: the number of entries removed.
+]]
+local function purge(keys, args)
+	local c = delivering(args[1])
+	check_keys(keys, { c.dead })
+	check_nargs(args, 1, 'NS')
+	local n = read_typed('stream', 'XLEN', c.dead)
+	if n > 0 then
+		redis_call('DEL', c.dead)
+	end
+	return n
+end
+
+--[[
+lapse_get: one event, pending or in flight.
 
 KEYS: lapse:{NS}:due lapse:{NS}:jobs
 ARGV: NS ID
-Reply: nil when there is no such pending event, else
-{ due, payload, attempts } (attempts: how many times it fired so far).
+Reply: nil when there is no such event (an id in flight without a record,
+which the next sweep drops, counts as none), else { due, payload,
+attempts, state, lease, url, error }: state 'pending' (due is its due
+score: for a retry, the time of its next attempt; lease -1) or 'inflight'
+(due is the occurrence's, d; lease the deadline of its lease, ms);
+attempts how many times it was leased or fired so far; url and error ''
+when it has none. lapse:{NS}:inflight is read by name, in the same slot,
+like the horizon.
 ]]
 local function get(keys, args)
 	local ns, id = args[1], args[2]
@@ -1495,15 +2369,20 @@ local function get(keys, args)
 	check_id(id)
 	local p = prefix(ns)
 	check_keys(keys, { p .. 'due', p .. 'jobs' })
-	-- Both reads always run, so that a key of another type is refused
+	-- Every read always runs, so that a key of another type is refused
 	-- by name whether or not the event exists.
 	local score = read_typed('zset', 'ZSCORE', keys[1], id)
 	local raw = read_typed('hash', 'HGET', keys[2], id)
-	if not score then
-		return nil
-	end
+	local lease = read_typed('zset', 'ZSCORE', p .. 'inflight', id)
 	local rec = record_unpack(raw)
-	return { (due_of(score)), rec.p, rec.a }
+	if score then
+		return { (due_of(score)), rec.p, rec.a, 'pending', -1,
+		    rec.u or '', rec.e or '' }
+	elseif lease and raw then
+		return { rec.d or 0, rec.p, rec.a, 'inflight', (due_of(lease)),
+		    rec.u or '', rec.e or '' }
+	end
+	return nil
 end
 
 --[[
@@ -1547,9 +2426,14 @@ KEYS: lapse:{NS}:due lapse:{NS}:fired lapse:{NS}:ready
 ARGV: NS
 Reply: { 'pending', n, 'overdue', n, 'next_due', ms or -1, 'now', ms,
 'fired', n, 'ready', n, 'fired_expired', n, 'fired_timer', n,
-'fired_sweep', n } (fired: entries in the stream; ready: elements in the
-list; fired_PATH: events fired through each path since lapse:{NS}:counts
-was created, read by name like the horizon, in the same slot).
+'fired_sweep', n, 'inflight', n, 'dead', n, 'acked', n, 'retried', n,
+'dead_total', n, 'lease_expired', n, 'released', n } (fired: entries in
+the stream; ready: elements in the list; inflight: events leased to a
+reactor; dead: entries in the dead stream; fired_PATH: events fired
+through each path, acked ... released: what the delivery functions did,
+dead_total: events moved to dead, since lapse:{NS}:counts was created).
+inflight, dead and counts are read by name, like the horizon, in the
+same slot.
 ]]
 local function stats(keys, args)
 	local ns = args[1]
@@ -1559,8 +2443,11 @@ local function stats(keys, args)
 	local pending = read_typed('zset', 'ZCARD', keys[1])
 	local fired = read_typed('stream', 'XLEN', keys[2])
 	local ready = read_typed('list', 'LLEN', keys[3])
+	local inflight = read_typed('zset', 'ZCARD', p .. 'inflight')
+	local dead = read_typed('stream', 'XLEN', p .. 'dead')
 	local counts = read_typed('hash', 'HMGET', p .. 'counts', 'expired',
-	    'timer', 'sweep')
+	    'timer', 'sweep', 'acked', 'retried', 'dead', 'lease_expired',
+	    'released')
 	local now = now_ms()
 	return { 'pending', pending,
 	    'overdue', redis.call('ZCOUNT', keys[1], '-inf', now),
@@ -1568,7 +2455,13 @@ local function stats(keys, args)
 	    'fired', fired, 'ready', ready,
 	    'fired_expired', count_of(counts[1]),
 	    'fired_timer', count_of(counts[2]),
-	    'fired_sweep', count_of(counts[3]) }
+	    'fired_sweep', count_of(counts[3]),
+	    'inflight', inflight, 'dead', dead,
+	    'acked', count_of(counts[4]),
+	    'retried', count_of(counts[5]),
+	    'dead_total', count_of(counts[6]),
+	    'lease_expired', count_of(counts[7]),
+	    'released', count_of(counts[8]) }
 end
 
 --[[
@@ -1587,6 +2480,12 @@ redis.register_function('lapse_claim', api(claim))
 redis.register_function('lapse_sweep', api(sweep))
 redis.register_function('lapse_adopt', api(adopt))
 redis.register_function('lapse_expired', api(expired))
+redis.register_function('lapse_ack', api(ack))
+redis.register_function('lapse_retry', api(retry))
+redis.register_function('lapse_extend', api(extend))
+redis.register_function('lapse_release', api(release))
+redis.register_function('lapse_requeue', api(requeue))
+redis.register_function('lapse_purge', api(purge))
 redis.register_function{ function_name = 'lapse_get', callback = api(get),
     flags = { 'no-writes' } }
 redis.register_function{ function_name = 'lapse_list', callback = api(list),

@@ -186,7 +186,7 @@ bad_fcall 'ERR missing payload (pass an empty string for none)' \
 bad_fcall 'ERR payload too large: 11 bytes (max-payload is 10)' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5 \
     01234567890 maxpayload 10
-bad_fcall 'ERR unknown option "xx" (use nx or maxpayload)' \
+bad_fcall 'ERR unknown option "xx" (use nx, maxpayload or url)' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5 p xx
 bad_fcall 'ERR KEYS[3] must be lapse:{orders}:t:keep' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:other' orders keep in 5 p
@@ -198,9 +198,18 @@ bad_fcall 'ERR expected 3 keys, got 4' \
 bad_fcall 'ERR bad via "cron" (use expired, timer or sweep)' \
     lapse_claim 4 "$D" "$J" 'lapse:{orders}:t:past' 'lapse:{orders}:fired' \
     orders past cron stream 0
-bad_fcall 'ERR bad sink "http" (use stream or list)' \
+bad_fcall 'ERR bad sink "smtp" (use stream, list, http or exec)' \
     lapse_claim 4 "$D" "$J" 'lapse:{orders}:t:past' 'lapse:{orders}:fired' \
+    orders past timer smtp 0
+bad_fcall 'ERR sink http is delivered by lapse_sweep only' \
+    lapse_claim 4 "$D" "$J" 'lapse:{orders}:t:past' 'lapse:{orders}:inflight' \
     orders past timer http 0
+bad_fcall 'ERR sink exec is delivered by lapse_sweep only' \
+    lapse_expired 4 "$D" "$J" 'lapse:{orders}:inflight' 'lapse:{orders}:gone' \
+    orders exec 0 past
+bad_fcall 'ERR sink http is delivered by lapse_sweep only' \
+    lapse_adopt 5 "$D" "$J" 'lapse:{orders}:inflight' 'lapse:{orders}:gone' \
+    'w:past' orders http 0 1000 past
 bad_fcall 'ERR bad stream-maxlen "-1"' \
     lapse_claim 4 "$D" "$J" 'lapse:{orders}:t:past' 'lapse:{orders}:fired' \
     orders past timer stream -1

@@ -37,10 +37,10 @@ t_is "the record holds the payload" \
     "$(rcli --no-raw EVAL \
         "return cmsgpack.unpack(redis.call('HGET', KEYS[1], ARGV[1])).p" \
         1 'lapse:{orders}:jobs' close:123)" '"{\"order\":123}"'
-t_is "lapse_get returns due, payload and attempts" \
+t_is "lapse_get returns due, payload, attempts, state, lease, url, error" \
     "$(rcli FCALL_RO lapse_get 2 'lapse:{orders}:due' \
         'lapse:{orders}:jobs' orders close:123)" \
-    "$(printf '%s\n' "$due" '{"order":123}' 0)"
+    "$(printf '%s\n' "$due" '{"order":123}' 0 pending -1 '' '')"
 
 # reschedule: same id, new time, one event
 out=$(fcall_schedule orders close:123 in 3600000 v2)
@@ -78,7 +78,7 @@ t_is "lapse_list returns ids and dues, earliest first" \
 stats=$(rcli FCALL_RO lapse_stats 3 'lapse:{orders}:due' \
     'lapse:{orders}:fired' 'lapse:{orders}:ready' orders | paste -sd' ')
 t_match "lapse_stats counts pending, overdue and the next due" "$stats" \
-    "^pending 3 overdue 1 next_due 1000 now [0-9]+ fired 0 ready 0 fired_expired 0 fired_timer 0 fired_sweep 0$"
+    "^pending 3 overdue 1 next_due 1000 now [0-9]+ fired 0 ready 0 fired_expired 0 fired_timer 0 fired_sweep 0 inflight 0 dead 0 acked 0 retried 0 dead_total 0 lease_expired 0 released 0$"
 
 # cancel removes the member, the record and the trigger key; no expired
 # notification follows (DEL publishes del, not expired).
