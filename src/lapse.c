@@ -8,11 +8,11 @@
  * 3 Redis unreachable or refused. Errors go to stderr as "lapse: ...".
  *
  * A command is a row of commands[]: its options, whether it takes NS or
- * NS ID, and the library function it calls with which keys. What the
- * commands share is done once, by run_command(): parse the options, take
- * and check NS and ID, and begin the FCALL with its keys, NS and ID. A
- * command's own function adds its arguments, makes the call and prints
- * the reply.
+ * NS ID (or NS and an optional ID), and the library function it calls
+ * with which keys. What the commands share is done once, by
+ * run_command(): parse the options, take and check NS and ID, and begin
+ * the FCALL with its keys, NS and a required ID. A command's own function
+ * adds its arguments, makes the call and prints the reply.
  */
 #include "config.h"
 
@@ -54,6 +54,15 @@
 #define LIST_LIMIT_DEFAULT 100
 #define LIST_LIMIT_MAX 100000
 
+/*
+ * lapse requeue --all: dead entries per lapse_requeue call, at first (the
+ * call reads their payloads whole, so a few at a time), and at most (the
+ * library's limit: the entries of pending ids, left in dead, are read
+ * again by every call, so the window grows past them).
+ */
+#define REQUEUE_STEP 100
+#define REQUEUE_MAX 10000
+
 /* getopt_long's val for option i of a command: above every short option. */
 #define OPTION_VAL 256
 
@@ -79,6 +88,7 @@ struct command {
 	int (*run)(struct cli *, struct invocation *);
 	const struct cmd_option *options; /* ends with a NULL name */
 	int nargs; /* 1: NS; 2: NS ID */
+	int id_optional; /* NS [ID]: the command passes ID itself */
 	const char *function; /* the library function it calls, or NULL */
 	int read_only; /* call it with FCALL_RO */
 	const char *keys[4]; /* its KEYS: names_key() suffixes or KEY_TRIGGER */
@@ -101,22 +111,39 @@ static int cmd_get(struct cli *, struct invocation *);
 static int cmd_list(struct cli *, struct invocation *);
 static int cmd_stats(struct cli *, struct invocation *);
 static int cmd_tail(struct cli *, struct invocation *);
+static int cmd_dead(struct cli *, struct invocation *);
+static int cmd_requeue(struct cli *, struct invocation *);
+static int cmd_purge(struct cli *, struct invocation *);
 
 static const struct cmd_option no_options[] = { { NULL, 0 } };
 
-enum { SCHEDULE_IN, SCHEDULE_AT, SCHEDULE_PAYLOAD, SCHEDULE_FILE, SCHEDULE_NX };
+enum {
+	SCHEDULE_IN,
+	SCHEDULE_AT,
+	SCHEDULE_PAYLOAD,
+	SCHEDULE_FILE,
+	SCHEDULE_NX,
+	SCHEDULE_URL
+};
 static const struct cmd_option schedule_options[] = {
 	[SCHEDULE_IN] = { "in", required_argument },
 	[SCHEDULE_AT] = { "at", required_argument },
 	[SCHEDULE_PAYLOAD] = { "payload", required_argument },
 	[SCHEDULE_FILE] = { "payload-file", required_argument },
 	[SCHEDULE_NX] = { "nx", no_argument },
+	[SCHEDULE_URL] = { "url", required_argument },
 	{ NULL, 0 },
 };
 
 enum { LIST_LIMIT };
 static const struct cmd_option list_options[] = {
 	[LIST_LIMIT] = { "limit", required_argument },
+	{ NULL, 0 },
+};
+
+enum { REQUEUE_ALL };
+static const struct cmd_option requeue_options[] = {
+	[REQUEUE_ALL] = { "all", no_argument },
 	{ NULL, 0 },
 };
 
@@ -135,7 +162,8 @@ static const struct command commands[] = {
 	    .function = "lapse_schedule",
 	    .keys = { "due", "jobs", KEY_TRIGGER },
 	    .usage = "schedule NS ID (--in DURATION | --at TIME) "
-	             "[--payload STR | --payload-file FILE|-] [--nx]",
+	             "[--payload STR | --payload-file FILE|-] [--nx] "
+	             "[--url URL]",
 	    .help = "Schedule event ID of namespace NS, replacing it if it "
 	            "exists\n"
 	            "(unless --nx), and print its due time on the Redis "
@@ -149,7 +177,16 @@ static const struct command commands[] = {
 	            "('-': stdin)\n"
 	            "  --nx                 leave an existing event as it is "
 	            "(exit 1)\n"
-	            "The payload is at most 1 MiB." },
+	            "  --url URL            the event's own URL (sink http): "
+	            "http:// or\n"
+	            "                       https://, at most 2048 bytes; "
+	            "delivered to only\n"
+	            "                       when it starts with an allow-url "
+	            "of the namespace\n"
+	            "The payload is at most 1 MiB. An event in flight is "
+	            "replaced too:\n"
+	            "its attempt under way is not stopped, but its ack "
+	            "changes nothing." },
 	{ .name = "cancel",
 	    .run = cmd_cancel,
 	    .options = no_options,
@@ -157,9 +194,11 @@ static const struct command commands[] = {
 	    .function = "lapse_cancel",
 	    .keys = { "due", "jobs", KEY_TRIGGER },
 	    .usage = "cancel NS ID",
-	    .help = "Cancel a pending event so that it never fires. "
-	            "Exit 1 if there\n"
-	            "is no such pending event." },
+	    .help = "Cancel a pending event so that it never fires, or an "
+	            "event in flight\n"
+	            "so that it gets no more attempts (the attempt under way "
+	            "may still\n"
+	            "reach its receiver). Exit 1 if there is no such event." },
 	{ .name = "get",
 	    .run = cmd_get,
 	    .options = no_options,
@@ -168,7 +207,15 @@ static const struct command commands[] = {
 	    .read_only = 1,
 	    .keys = { "due", "jobs" },
 	    .usage = "get NS ID",
-	    .help = "Print a pending event as JSON. Exit 1 if there is none." },
+	    .help = "Print a pending or in-flight event as JSON: ns, id, "
+	            "payload, due,\n"
+	            "state (pending or inflight), attempts (so far), lease "
+	            "(in flight: when\n"
+	            "its lease ends), url and error (when set). For an event "
+	            "in flight, due\n"
+	            "is its occurrence's; for a retry, when it is next tried. "
+	            "Exit 1 if\n"
+	            "there is none." },
 	{ .name = "list",
 	    .run = cmd_list,
 	    .options = list_options,
@@ -190,9 +237,15 @@ static const struct command commands[] = {
 	    .usage = "stats NS",
 	    .help = "Print the counters of a namespace: "
 	            "pending, overdue, next_due,\n"
-	            "fired (stream entries), ready (list elements) and "
+	            "fired (stream entries), ready (list elements), "
 	            "fired_expired,\n"
-	            "fired_timer, fired_sweep (events each path fired)." },
+	            "fired_timer, fired_sweep (events each path fired), "
+	            "inflight (events\n"
+	            "being delivered), dead (dead stream entries), and what "
+	            "delivery did:\n"
+	            "acked, retried, dead_total (events moved to dead), "
+	            "lease_expired,\n"
+	            "released." },
 	{ .name = "tail",
 	    .run = cmd_tail,
 	    .options = tail_options,
@@ -204,6 +257,46 @@ static const struct command commands[] = {
 	            "  --from-start   print the events already in the stream "
 	            "first\n"
 	            "  --count N      exit after N events" },
+	{ .name = "dead",
+	    .run = cmd_dead,
+	    .options = list_options,
+	    .nargs = 1,
+	    .usage = "dead NS [--limit N]",
+	    .help = "Print the dead events of NS (sinks http and exec), "
+	            "oldest first, one\n"
+	            "JSON line each: id, payload, due, attempts, error, "
+	            "failed, url.\n"
+	            "  --limit N   at most N entries "
+	            "(default 100, at most 100000)" },
+	{ .name = "requeue",
+	    .run = cmd_requeue,
+	    .options = requeue_options,
+	    .nargs = 2,
+	    .id_optional = 1,
+	    .function = "lapse_requeue",
+	    .keys = { "due", "jobs", "dead" },
+	    .usage = "requeue NS (ID | --all)",
+	    .help = "Put dead events back as new ones, due now (attempt 1 "
+	            "next), with\n"
+	            "their payloads and URLs, and print how many were "
+	            "requeued. An ID\n"
+	            "with several dead entries is requeued once, from the "
+	            "newest. Exit 1\n"
+	            "if ID is not in the dead stream; an ID that is pending "
+	            "or in flight\n"
+	            "is refused.\n"
+	            "  --all   every dead event; those whose ids are pending "
+	            "or in flight\n"
+	            "          stay in the dead stream (printed as skipped)" },
+	{ .name = "purge",
+	    .run = cmd_purge,
+	    .options = no_options,
+	    .nargs = 1,
+	    .function = "lapse_purge",
+	    .keys = { "dead" },
+	    .usage = "purge NS",
+	    .help = "Empty the dead stream of NS and print how many entries "
+	            "were removed." },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -538,13 +631,17 @@ static int
 take_names(struct invocation *inv, int argc, char **argv)
 {
 	const struct command *cmd = inv->cmd;
+	int n = argc - optind;
 	char *cause;
 
-	if (argc - optind != cmd->nargs)
+	if (cmd->id_optional && n != 1 && n != 2)
+		return (
+		    fail_usage(cmd, "%s takes 1 or 2 arguments", cmd->name));
+	if (!cmd->id_optional && n != cmd->nargs)
 		return (fail_usage(cmd, "%s takes %d argument%s", cmd->name,
 		    cmd->nargs, cmd->nargs == 1 ? "" : "s"));
 	inv->ns = argv[optind];
-	if (cmd->nargs == 2)
+	if (n == 2)
 		inv->id = argv[optind + 1];
 	if (names_check_ns(inv->ns, &cause) != 0)
 		return (fail_cause(EXIT_USAGE, cause));
@@ -554,12 +651,14 @@ take_names(struct invocation *inv, int argc, char **argv)
 	return (0);
 }
 
-/* Begin inv->call: FCALL[_RO] FUNCTION NUMKEYS KEY... NS [ID]. */
+/*
+ * Begin call: FCALL[_RO] FUNCTION NUMKEYS KEY... NS [ID], the ID when the
+ * command requires one (a command whose ID is optional passes it itself).
+ */
 static void
-begin_fcall(struct invocation *inv)
+begin_fcall(const struct invocation *inv, struct rcmd *call)
 {
 	const struct command *cmd = inv->cmd;
-	struct rcmd *call = &inv->call;
 	char *key;
 	int i, nkeys;
 
@@ -578,7 +677,7 @@ begin_fcall(struct invocation *inv)
 		free(key);
 	}
 	rcmd_add_str(call, inv->ns);
-	if (inv->id != NULL)
+	if (inv->id != NULL && !cmd->id_optional)
 		rcmd_add_str(call, inv->id);
 }
 
@@ -603,7 +702,7 @@ run_command(struct cli *cli, const struct command *cmd, int argc, char **argv)
 	if (code != 0)
 		goto out;
 	if (cmd->function != NULL)
-		begin_fcall(&inv);
+		begin_fcall(&inv, &inv.call);
 	code = cmd->run(cli, &inv);
 out:
 	rcmd_free(&inv.call);
@@ -674,14 +773,20 @@ schedule_payload(struct invocation *inv, char **buf)
 	return (0);
 }
 
-/* lapse_schedule NS ID (in MS | at MS) PAYLOAD [nx]: prints the due time. */
+/*
+ * lapse_schedule NS ID (in MS | at MS) PAYLOAD [nx] [url URL]: prints the
+ * due time.
+ */
 static int
 cmd_schedule(struct cli *cli, struct invocation *inv)
 {
-	char *buf = NULL, when[TIMESTAMP_BUFSIZE];
+	const char *url = inv->opt[SCHEDULE_URL];
+	char *buf = NULL, *cause, when[TIMESTAMP_BUFSIZE];
 	redisReply *r;
 	int code;
 
+	if (url != NULL && names_check_url(url, &cause) != 0)
+		return (fail_cause(EXIT_USAGE, cause));
 	code = schedule_when(inv);
 	if (code == 0)
 		code = schedule_payload(inv, &buf);
@@ -689,6 +794,10 @@ cmd_schedule(struct cli *cli, struct invocation *inv)
 		return (code);
 	if (inv->opt[SCHEDULE_NX] != NULL)
 		rcmd_add_str(&inv->call, "nx");
+	if (url != NULL) {
+		rcmd_add_str(&inv->call, "url");
+		rcmd_add_str(&inv->call, url);
+	}
 	r = cli_call(cli, &inv->call, &code);
 	free(buf);
 	if (r == NULL)
@@ -724,13 +833,26 @@ cmd_cancel(struct cli *cli, struct invocation *inv)
 	return (code);
 }
 
-/* lapse_get NS ID: nil, or { due, payload, attempts } printed as JSON. */
+/* Add name: the string r to json unless it is empty. */
+static void
+json_add_unless_empty(
+    struct lapse_json *json, const char *name, const redisReply *r)
+{
+	if (r->len > 0)
+		lapse_json_add_bytes(json, name, r->str, r->len);
+}
+
+/*
+ * lapse_get NS ID: nil, or { due, payload, attempts, state, lease, url,
+ * error } printed as one JSON line: ns, id, payload, due, state,
+ * attempts, lease (in flight), url and error (when set).
+ */
 static int
 cmd_get(struct cli *cli, struct invocation *inv)
 {
-	struct lapse_event ev;
-	redisReply *r;
-	char *json;
+	struct lapse_json *json;
+	redisReply *r, **e;
+	char *text;
 	int code;
 
 	r = cli_call(cli, &inv->call, &code);
@@ -740,20 +862,24 @@ cmd_get(struct cli *cli, struct invocation *inv)
 		freeReplyObject(r);
 		return (not_found(inv));
 	}
-	if (!reply_is(r, "isi"))
+	if (!reply_is(r, "isisiss"))
 		return (bad_reply(r, inv));
-	lapse_event_init(&ev);
-	ev.ns = xstrdup(inv->ns);
-	ev.idlen = strlen(inv->id);
-	ev.id = xmemdup(inv->id, ev.idlen);
-	ev.payloadlen = r->element[1]->len;
-	ev.payload = xmemdup(r->element[1]->str, ev.payloadlen);
-	ev.due = r->element[0]->integer;
+	e = r->element;
+	json = lapse_json_new();
+	lapse_json_add_bytes(json, "ns", inv->ns, strlen(inv->ns));
+	lapse_json_add_bytes(json, "id", inv->id, strlen(inv->id));
+	lapse_json_add_bytes(json, "payload", e[1]->str, e[1]->len);
+	lapse_json_add_integer(json, "due", e[0]->integer);
+	lapse_json_add_bytes(json, "state", e[3]->str, e[3]->len);
+	lapse_json_add_integer(json, "attempts", e[2]->integer);
+	if (e[4]->integer >= 0)
+		lapse_json_add_integer(json, "lease", e[4]->integer);
+	json_add_unless_empty(json, "url", e[5]);
+	json_add_unless_empty(json, "error", e[6]);
 	freeReplyObject(r);
-	json = lapse_event_to_json(&ev);
-	printf("%s\n", json);
-	free(json);
-	lapse_event_clear(&ev);
+	text = lapse_json_finish(json);
+	printf("%s\n", text);
+	free(text);
 	return (EXIT_DONE);
 }
 
@@ -993,6 +1119,173 @@ cmd_tail(struct cli *cli, struct invocation *inv)
 		code = tail_follow(cli, inv->ns, key, last, limit);
 	free(key);
 	return (code);
+}
+
+/*
+ * Print one entry of a dead stream as a JSON line (streamreply_dead),
+ * warning of a number it left out; an entry without an id is skipped with
+ * a warning.
+ */
+static void
+dead_print(const redisReply *entry)
+{
+	const char *id = streamreply_id(entry);
+	char *json, *cause;
+
+	if (streamreply_dead(entry, &json, &cause) != 0) {
+		warning("entry %s: %s", id, cause);
+		free(cause);
+	}
+	if (json == NULL) {
+		warning("entry %s has no id field; skipped", id);
+		return;
+	}
+	printf("%s\n", json);
+	free(json);
+}
+
+/* Print the dead stream of NS, oldest first, at most --limit entries. */
+static int
+cmd_dead(struct cli *cli, struct invocation *inv)
+{
+	const char *limit = inv->opt[LIST_LIMIT];
+	unsigned long n = LIST_LIMIT_DEFAULT;
+	struct rcmd call;
+	redisReply *r;
+	char *key, *cause;
+	size_t i;
+	int code;
+
+	if (limit != NULL && parse_count(limit, LIST_LIMIT_MAX, &n) != 0)
+		return (fail(EXIT_USAGE, "bad limit \"%s\": must be 1 to %d",
+		    limit, LIST_LIMIT_MAX));
+	key = names_key(inv->ns, "dead");
+	rcmd_init(&call);
+	rcmd_add_str(&call, "XRANGE");
+	rcmd_add_str(&call, key);
+	rcmd_add_str(&call, "-");
+	rcmd_add_str(&call, "+");
+	rcmd_add_str(&call, "COUNT");
+	rcmd_addf(&call, "%lu", n);
+	r = cli_call(cli, &call, &code);
+	rcmd_free(&call);
+	free(key);
+	if (r == NULL)
+		return (code);
+	if (streamreply_check_entries(r, &cause) != 0) {
+		code =
+		    fail(EXIT_REDIS, "unexpected reply to XRANGE: %s", cause);
+		free(cause);
+		freeReplyObject(r);
+		return (code);
+	}
+	for (i = 0; i < r->elements; i++)
+		dead_print(r->element[i]);
+	freeReplyObject(r);
+	return (EXIT_DONE);
+}
+
+/*
+ * lapse_requeue NS all MAX until every dead event that can be is requeued:
+ * again while a call requeues some and leaves more entries than it
+ * skipped. The entries it skips (their ids pending or in flight) stay at
+ * the head of the stream, where every call reads them again, so each call
+ * takes REQUEUE_STEP entries past them, up to the library's limit.
+ * Prints how many events were requeued and how many entries were left.
+ */
+static int
+requeue_all(struct cli *cli, struct invocation *inv)
+{
+	long long requeued = 0, skipped = 0, left = 0, n;
+	unsigned long max = REQUEUE_STEP;
+	struct rcmd call;
+	redisReply *r;
+	int code = EXIT_DONE;
+
+	rcmd_init(&call);
+	for (;;) {
+		rcmd_clear(&call);
+		begin_fcall(inv, &call);
+		rcmd_add_str(&call, "all");
+		rcmd_addf(&call, "%lu", max);
+		r = cli_call(cli, &call, &code);
+		if (r == NULL)
+			break;
+		if (!reply_is(r, "iii")) {
+			code = bad_reply(r, inv);
+			break;
+		}
+		n = r->element[0]->integer;
+		skipped = r->element[1]->integer;
+		left = r->element[2]->integer;
+		freeReplyObject(r);
+		requeued += n;
+		if (left <= skipped || (n == 0 && max == REQUEUE_MAX))
+			break;
+		max = (unsigned long)skipped + REQUEUE_STEP;
+		if (max > REQUEUE_MAX)
+			max = REQUEUE_MAX;
+	}
+	rcmd_free(&call);
+	printf("requeued %lld\n", requeued);
+	if (code != EXIT_DONE)
+		return (code);
+	printf("skipped %lld\n", skipped);
+	if (left > skipped)
+		warning("stopped at %d dead entries in a row whose events are "
+		        "pending or in flight; %lld entries after them were "
+		        "not examined",
+		    REQUEUE_MAX, left - skipped);
+	return (EXIT_DONE);
+}
+
+/*
+ * lapse_requeue NS id ID: prints "requeued 1", or exits 1 when ID has no
+ * dead entry; --all: requeue_all().
+ */
+static int
+cmd_requeue(struct cli *cli, struct invocation *inv)
+{
+	int all = inv->opt[REQUEUE_ALL] != NULL, code;
+	redisReply *r;
+
+	if (all && inv->id != NULL)
+		return (fail_usage(
+		    inv->cmd, "requeue takes ID or --all, not both"));
+	if (!all && inv->id == NULL)
+		return (fail_usage(inv->cmd, "requeue needs ID or --all"));
+	if (all)
+		return (requeue_all(cli, inv));
+	rcmd_add_str(&inv->call, "id");
+	rcmd_add_str(&inv->call, inv->id);
+	r = cli_call(cli, &inv->call, &code);
+	if (r == NULL)
+		return (code);
+	if (!reply_is(r, "ii"))
+		return (bad_reply(r, inv));
+	code = r->element[0]->integer == 1 ? EXIT_DONE : EXIT_NOT_FOUND;
+	freeReplyObject(r);
+	if (code == EXIT_NOT_FOUND)
+		return (fail(code, "no dead event %s %s", inv->ns, inv->id));
+	printf("requeued 1\n");
+	return (EXIT_DONE);
+}
+
+/* lapse_purge NS: prints how many dead entries were removed. */
+static int
+cmd_purge(struct cli *cli, struct invocation *inv)
+{
+	redisReply *r;
+	int code;
+
+	r = cli_call(cli, &inv->call, &code);
+	if (r == NULL)
+		return (code);
+	if (r->type != REDIS_REPLY_INTEGER)
+		return (bad_reply(r, inv));
+	printf("purged %lld\n", r->integer);
+	freeReplyObject(r);
+	return (EXIT_DONE);
 }
 
 /* The command named name, or NULL. */

@@ -40,7 +40,7 @@ t_is "schedule creates exactly the keys SPEC names" \
 
 run lapse_cli get orders close:123
 t_is "get prints the event as JSON" "$OUT" \
-    "{\"ns\":\"orders\",\"id\":\"close:123\",\"payload\":\"{\\\"order\\\":123}\",\"due\":$due}"
+    "{\"ns\":\"orders\",\"id\":\"close:123\",\"payload\":\"{\\\"order\\\":123}\",\"due\":$due,\"state\":\"pending\",\"attempts\":0}"
 
 # reschedule with --at, then --nx leaves it alone
 run lapse_cli schedule orders close:123 --at 2030-01-02T03:04:05.678+01:00
@@ -51,7 +51,7 @@ t_is "reschedule moves the event" \
     "$(rcli ZSCORE 'lapse:{orders}:due' close:123)" 1893549845678
 t_is "reschedule without a payload empties it" \
     "$(lapse_cli get orders close:123)" \
-    '{"ns":"orders","id":"close:123","payload":"","due":1893549845678}'
+    '{"ns":"orders","id":"close:123","payload":"","due":1893549845678,"state":"pending","attempts":0}'
 d0=$(digest)
 run lapse_cli schedule orders close:123 --in 1h --payload x --nx
 t_is "--nx on an existing event exits 1" "$RC" 1
@@ -98,7 +98,7 @@ t_is "list of odd ids: one line each" "$(echo "$OUT" | wc -l)" 8
 rcli DEL "$od" >/dev/null
 run lapse_cli stats orders
 t_match "stats prints the counters" "$(echo "$OUT" | paste -sd' ')" \
-    '^pending 4 overdue 0 next_due [0-9T:.-]+Z fired 0 ready 0 fired_expired 0 fired_timer 0 fired_sweep 0$'
+    '^pending 4 overdue 0 next_due [0-9T:.-]+Z fired 0 ready 0 fired_expired 0 fired_timer 0 fired_sweep 0 inflight 0 dead 0 acked 0 retried 0 dead_total 0 lease_expired 0 released 0$'
 
 # cancel
 run lapse_cli cancel orders close:123
