@@ -1959,7 +1959,8 @@ end
 -- Refuse a call without exactly n arguments; shape names them.
 local function check_nargs(args, n, shape)
 	if #args ~= n then
-		fail('expected %d arguments (%s), got %d', n, shape, #args)
+		fail('expected %d argument%s (%s), got %d', n,
+		    n == 1 and '' or 's', shape, #args)
 	end
 end
 
