@@ -94,7 +94,8 @@ refused() {
 	t_is "lapse $*: exit 2 and the message, before connecting" \
 	    "$rc:$err" "2:$want1${want2:+$'\n'}$want2"
 }
-for c in 'schedule 2 --in 5s' 'cancel 2' 'get 2' 'list 1' 'stats 1' 'tail 1'; do
+for c in 'schedule 2 --in 5s' 'cancel 2' 'get 2' 'list 1' 'stats 1' 'tail 1' \
+    'dead 1' 'purge 1'; do
 	set -- $c
 	cmd=$1 n=$2
 	shift 2
