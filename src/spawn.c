@@ -1,0 +1,888 @@
+/*
+ * Child processes for the exec sink, as spawn.h describes.
+ *
+ * Every spawn whose callback has not run is on one list, the module's only
+ * state besides the SIGCHLD event it serves: the signal says only that
+ * some child ended (several may end for one signal), so each child on the
+ * list is asked by its own pid. It is first looked at without being
+ * reaped (WNOWAIT): a child being killed has its whole group killed then,
+ * while its zombie still holds the group id, which no new process can
+ * take until the zombie is reaped.
+ *
+ * A spawn ends in finish(), exactly once: when it could not be started,
+ * or when its child has been reaped. finish() closes the pipes, stops the
+ * timers and activates done_ev; done_cb, from the loop, calls the callback
+ * and frees the spawn. So the callback never runs inside spawn_start() or
+ * spawn_cancel(), and a spawn is freed in one place.
+ *
+ * Both pipes are non-blocking and driven by events, each on its own, so a
+ * child that writes much before it reads cannot deadlock against a large
+ * input. The daemon's ends are close-on-exec and above 2, so that the file
+ * actions that move the child's ends to 0, 1 and 2 never overwrite one
+ * another, and no other child inherits them (a child holding another's
+ * stdin would keep it from ever seeing end of file).
+ */
+#include "config.h"
+
+#include <sys/queue.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "codec.h"
+#include "duration.h"
+#include "log.h"
+#include "quote.h"
+#include "spawn.h"
+#include "xmalloc.h"
+
+/* Read at most this much output per event, so one child cannot hog. */
+#define SPAWN_READ_SIZE 16384
+#define SPAWN_READS_PER_EVENT 16
+
+/* The smallest description spawn_describe() writes. */
+#define SPAWN_DESCRIBE_MIN 16
+
+extern char **environ;
+
+struct spawn {
+	TAILQ_ENTRY(spawn) entry;
+	spawn_cb cb;
+	void *arg;
+	char *command; /* argv[0] */
+
+	pid_t pid; /* -1 when it could not be started */
+	int reaped;
+	int wstatus;
+	int status_lost; /* reaped by someone else */
+	int spawn_errno;
+
+	int in_fd; /* -1 once closed, as out_fd */
+	char *input;
+	size_t inputlen;
+	size_t inputoff;
+	struct event *in_ev;
+
+	int out_fd;
+	char *output; /* capture_max + 1 bytes, allocated as needed */
+	size_t outlen;
+	size_t outsize;
+	size_t capture_max;
+	int truncated;
+	struct event *out_ev;
+
+	uint64_t timeout_ms;
+	uint64_t kill_after_ms;
+	int timed_out;
+	int cancelled;
+	int killing; /* SIGTERM sent: SIGKILL on kill_ev, group killed at end */
+	struct event *timeout_ev;
+	struct event *kill_ev;
+
+	struct event *done_ev;
+};
+
+TAILQ_HEAD(spawn_list, spawn);
+static struct spawn_list spawns = TAILQ_HEAD_INITIALIZER(spawns);
+static size_t nspawns;
+static struct event *sigchld_ev;
+
+static void
+ms_to_tv(uint64_t ms, struct timeval *tv)
+{
+	tv->tv_sec = (time_t)(ms / 1000);
+	tv->tv_usec = (suseconds_t)(ms % 1000) * 1000;
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd != -1) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* --- input: the child's stdin ------------------------------------------ */
+
+static void
+close_input(struct spawn *sp)
+{
+	if (sp->in_ev != NULL)
+		event_del(sp->in_ev);
+	close_fd(&sp->in_fd);
+	free(sp->input);
+	sp->input = NULL;
+}
+
+/*
+ * Write what the pipe takes. A child that ends or closes its stdin before
+ * reading everything makes the write fail (EPIPE, SIGPIPE being ignored):
+ * that is the child's choice, not an error; its exit status tells.
+ */
+static void
+in_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct spawn *sp = arg;
+	ssize_t n;
+
+	while (sp->inputoff < sp->inputlen) {
+		n = write(sp->in_fd, sp->input + sp->inputoff,
+		    sp->inputlen - sp->inputoff);
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n == -1) {
+			if (errno != EPIPE)
+				log_debug("%s: stdin: %s", sp->command,
+				    strerror(errno));
+			break;
+		}
+		sp->inputoff += (size_t)n;
+	}
+	close_input(sp);
+}
+
+/* --- output: the child's stdout and stderr ------------------------------ */
+
+static void
+close_output(struct spawn *sp)
+{
+	if (sp->out_ev != NULL)
+		event_del(sp->out_ev);
+	close_fd(&sp->out_fd);
+}
+
+/* Keep what fits under capture_max; note that the rest was dropped. */
+static void
+keep_output(struct spawn *sp, const char *buf, size_t n)
+{
+	size_t room = sp->capture_max - sp->outlen;
+
+	if (n > room) {
+		sp->truncated = 1;
+		n = room;
+	}
+	if (n == 0)
+		return;
+	if (sp->outlen + n + 1 > sp->outsize) {
+		sp->outsize = sp->outsize * 2 > sp->outlen + n + 1
+		    ? sp->outsize * 2
+		    : sp->outlen + n + 1;
+		if (sp->outsize > sp->capture_max + 1)
+			sp->outsize = sp->capture_max + 1;
+		sp->output = xreallocarray(sp->output, 1, sp->outsize);
+	}
+	memcpy(sp->output + sp->outlen, buf, n);
+	sp->outlen += n;
+}
+
+/*
+ * Read at most SPAWN_READS_PER_EVENT chunks. Returns 0 when the pipe is
+ * empty for now or the limit was reached, 1 at end of file (or an error,
+ * after which nothing more can be read either).
+ */
+static int
+read_output(struct spawn *sp)
+{
+	char buf[SPAWN_READ_SIZE];
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < SPAWN_READS_PER_EVENT; i++) {
+		n = read(sp->out_fd, buf, sizeof buf);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return (0);
+		if (n == -1)
+			log_debug(
+			    "%s: output: %s", sp->command, strerror(errno));
+		if (n <= 0)
+			return (1);
+		keep_output(sp, buf, (size_t)n);
+	}
+	return (0);
+}
+
+/*
+ * End of file before the child has been reaped: the child closed its
+ * output, and the result waits for its exit.
+ */
+static void
+out_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct spawn *sp = arg;
+
+	if (read_output(sp) == 1)
+		close_output(sp);
+}
+
+/* --- the end ------------------------------------------------------------ */
+
+/* No more I/O or timers: deliver the result from the loop. */
+static void
+finish(struct spawn *sp)
+{
+	close_input(sp);
+	close_output(sp);
+	if (sp->timeout_ev != NULL)
+		event_del(sp->timeout_ev);
+	if (sp->kill_ev != NULL)
+		event_del(sp->kill_ev);
+	event_active(sp->done_ev, 0, 0);
+}
+
+static void
+spawn_free(struct spawn *sp)
+{
+	close_input(sp);
+	close_output(sp);
+	if (sp->in_ev != NULL)
+		event_free(sp->in_ev);
+	if (sp->out_ev != NULL)
+		event_free(sp->out_ev);
+	if (sp->timeout_ev != NULL)
+		event_free(sp->timeout_ev);
+	if (sp->kill_ev != NULL)
+		event_free(sp->kill_ev);
+	event_free(sp->done_ev);
+	free(sp->output);
+	free(sp->command);
+	free(sp);
+}
+
+static void
+fill_result(const struct spawn *sp, struct spawn_result *r)
+{
+	memset(r, 0, sizeof *r);
+	r->status = -1;
+	if (sp->reaped && !sp->status_lost && WIFEXITED(sp->wstatus))
+		r->status = WEXITSTATUS(sp->wstatus);
+	if (sp->reaped && !sp->status_lost && WIFSIGNALED(sp->wstatus))
+		r->signal = WTERMSIG(sp->wstatus);
+	r->timed_out = sp->timed_out;
+	r->cancelled = sp->cancelled;
+	r->spawn_errno = sp->spawn_errno;
+	r->command = sp->command;
+	r->timeout_ms = sp->timeout_ms;
+	r->output = sp->output != NULL ? sp->output : "";
+	r->outlen = sp->outlen;
+	r->truncated = sp->truncated;
+}
+
+static void
+done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct spawn *sp = arg;
+	struct spawn_result r;
+
+	if (sp->output != NULL)
+		sp->output[sp->outlen] = '\0';
+	fill_result(sp, &r);
+	TAILQ_REMOVE(&spawns, sp, entry);
+	nspawns--;
+	sp->cb(&r, sp->arg);
+	spawn_free(sp);
+}
+
+/*
+ * The child has ended: reap it, take the output it left in the pipe
+ * (what a process it left behind writes later is not waited for) and
+ * finish. A child being killed has its group killed first, so that
+ * nothing it started outlives a timeout or a cancel. A child reaped by
+ * someone else (a waitpid(-1) elsewhere) ends with its status unknown.
+ */
+static void
+reap(struct spawn *sp)
+{
+	pid_t pid;
+
+	if (sp->killing)
+		kill(-sp->pid, SIGKILL);
+	while (
+	    (pid = waitpid(sp->pid, &sp->wstatus, 0)) == -1 && errno == EINTR)
+		;
+	if (pid == -1) {
+		log_warn("%s: waitpid %ld", sp->command, (long)sp->pid);
+		sp->status_lost = 1;
+	}
+	sp->reaped = 1;
+	if (sp->out_fd != -1)
+		read_output(sp);
+	finish(sp);
+}
+
+/* Whether the child has ended (or cannot be waited for), not reaping it. */
+static int
+has_ended(struct spawn *sp)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof si);
+	while (waitid(P_PID, (id_t)sp->pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+	    -1) {
+		if (errno != EINTR)
+			return (1);
+	}
+	return (si.si_pid != 0);
+}
+
+static void
+sigchld_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct spawn *sp;
+
+	TAILQ_FOREACH(sp, &spawns, entry)
+	{
+		if (sp->pid != -1 && !sp->reaped && has_ended(sp))
+			reap(sp);
+	}
+}
+
+/* --- timeout and cancel -------------------------------------------------- */
+
+static void
+kill_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct spawn *sp = arg;
+
+	if (!sp->reaped)
+		kill(-sp->pid, SIGKILL);
+}
+
+static void
+terminate(struct spawn *sp)
+{
+	struct timeval tv;
+
+	sp->killing = 1;
+	event_del(sp->timeout_ev);
+	kill(-sp->pid, SIGTERM);
+	ms_to_tv(sp->kill_after_ms, &tv);
+	evtimer_add(sp->kill_ev, &tv);
+}
+
+static void
+timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct spawn *sp = arg;
+
+	sp->timed_out = 1;
+	terminate(sp);
+}
+
+void
+spawn_cancel(struct spawn *sp)
+{
+	if (sp->pid == -1 || sp->reaped || sp->killing)
+		return;
+	sp->cancelled = 1;
+	terminate(sp);
+}
+
+/* --- the start ----------------------------------------------------------- */
+
+/* A pipe whose two ends are close-on-exec and above 2. */
+static int
+make_pipe(int fds[2])
+{
+	int i, fd;
+
+	if (pipe2(fds, O_CLOEXEC) == -1)
+		return (-1);
+	for (i = 0; i < 2; i++) {
+		if (fds[i] > 2)
+			continue;
+		fd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+		close(fds[i]);
+		fds[i] = fd;
+	}
+	if (fds[0] == -1 || fds[1] == -1) {
+		close_fd(&fds[0]);
+		close_fd(&fds[1]);
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+set_nonblock(int fd)
+{
+	int flags;
+
+	flags = fcntl(fd, F_GETFL);
+	if (flags == -1 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1)
+		return (-1);
+	return (0);
+}
+
+/* The length of the name of a "NAME=VALUE" entry. */
+static size_t
+env_name_len(const char *entry)
+{
+	return (strcspn(entry, "="));
+}
+
+/* Whether entries holds, from index from on, an entry named as entry. */
+static int
+env_named(char *const *entries, size_t from, const char *entry)
+{
+	size_t len = env_name_len(entry), i;
+
+	if (entries == NULL)
+		return (0);
+	for (i = from; entries[i] != NULL; i++) {
+		if (env_name_len(entries[i]) == len &&
+		    strncmp(entries[i], entry, len) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * The child's environment: environ without the names extra sets, then
+ * extra, each name once (its last entry). The strings are borrowed; free
+ * the array only.
+ */
+static char **
+env_build(char *const *extra)
+{
+	size_t n = 0, m = 0, i, j = 0;
+	char **env;
+
+	while (environ != NULL && environ[n] != NULL)
+		n++;
+	while (extra != NULL && extra[m] != NULL)
+		m++;
+	env = xcalloc(n + m + 1, sizeof *env);
+	for (i = 0; i < n; i++) {
+		if (!env_named(extra, 0, environ[i]))
+			env[j++] = environ[i];
+	}
+	for (i = 0; i < m; i++) {
+		if (!env_named(extra, i + 1, extra[i]))
+			env[j++] = extra[i];
+	}
+	env[j] = NULL;
+	return (env);
+}
+
+/* What spawn.h promises the options are; EINVAL for anything else. */
+static int
+opts_valid(const struct spawn_opts *opts)
+{
+	size_t i;
+
+	if (opts->argv == NULL || opts->argv[0] == NULL ||
+	    opts->argv[0][0] != '/')
+		return (0);
+	if (opts->input == NULL && opts->inputlen != 0)
+		return (0);
+	for (i = 0; opts->env != NULL && opts->env[i] != NULL; i++) {
+		if (env_name_len(opts->env[i]) == 0 ||
+		    strchr(opts->env[i], '=') == NULL)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * The child's stdin from in_r, stdout and stderr into out_w, nothing else
+ * open: some of the daemon's descriptors (hiredis's sockets) are not
+ * close-on-exec. Its own process group, so that a timeout reaches what it
+ * starts; no signal blocked or ignored, whatever the daemon does (but 32
+ * and 33, glibc's own, which its posix_spawn() always leaves ignored: no
+ * program may use them, SIGRTMIN is 34).
+ */
+static int
+spawn_child(
+    struct spawn *sp, char *const *argv, char *const *env, int in_r, int out_w)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	int error;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	if ((error = posix_spawn_file_actions_init(&fa)) != 0)
+		return (error);
+	if ((error = posix_spawnattr_init(&attr)) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return (error);
+	}
+	if ((error = posix_spawn_file_actions_adddup2(&fa, in_r, 0)) == 0 &&
+	    (error = posix_spawn_file_actions_adddup2(&fa, out_w, 1)) == 0 &&
+	    (error = posix_spawn_file_actions_adddup2(&fa, out_w, 2)) == 0 &&
+	    (error = posix_spawn_file_actions_addclosefrom_np(&fa, 3)) == 0 &&
+	    (error = posix_spawnattr_setflags(&attr,
+	         POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+	             POSIX_SPAWN_SETSIGDEF)) == 0 &&
+	    (error = posix_spawnattr_setpgroup(&attr, 0)) == 0 &&
+	    (error = posix_spawnattr_setsigmask(&attr, &none)) == 0 &&
+	    (error = posix_spawnattr_setsigdefault(&attr, &all)) == 0)
+		error = posix_spawn(&sp->pid, argv[0], &fa, &attr, argv, env);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	return (error);
+}
+
+/* Events for the daemon's ends of the pipes, and the timeout. */
+static void
+start_events(struct spawn *sp, struct event_base *base)
+{
+	struct timeval tv;
+
+	sp->out_ev =
+	    event_new(base, sp->out_fd, EV_READ | EV_PERSIST, out_cb, sp);
+	sp->timeout_ev = evtimer_new(base, timeout_cb, sp);
+	sp->kill_ev = evtimer_new(base, kill_cb, sp);
+	if (sp->in_fd != -1)
+		sp->in_ev = event_new(
+		    base, sp->in_fd, EV_WRITE | EV_PERSIST, in_cb, sp);
+	if (sp->out_ev == NULL || sp->timeout_ev == NULL ||
+	    sp->kill_ev == NULL || (sp->in_fd != -1 && sp->in_ev == NULL))
+		fatalx("spawn_start: cannot create events");
+	event_add(sp->out_ev, NULL);
+	if (sp->in_ev != NULL)
+		event_add(sp->in_ev, NULL);
+	if (sp->timeout_ms != 0) {
+		ms_to_tv(sp->timeout_ms, &tv);
+		evtimer_add(sp->timeout_ev, &tv);
+	}
+}
+
+/*
+ * Both pipes, the daemon's ends non-blocking (each end of a pipe is an
+ * open file of its own: the child's ends stay blocking). Returns 0, or
+ * an errno value with nothing left open.
+ */
+static int
+open_pipes(int in[2], int out[2])
+{
+	int error;
+
+	in[0] = in[1] = out[0] = out[1] = -1;
+	if (make_pipe(in) == 0 && make_pipe(out) == 0 &&
+	    set_nonblock(in[1]) == 0 && set_nonblock(out[0]) == 0)
+		return (0);
+	error = errno;
+	close_fd(&in[0]);
+	close_fd(&in[1]);
+	close_fd(&out[0]);
+	close_fd(&out[1]);
+	return (error);
+}
+
+/*
+ * Start the child with its pipes. Returns 0, or an errno value with the
+ * daemon's ends of the pipes left for finish() to close.
+ */
+static int
+launch(struct spawn *sp, struct event_base *base, const struct spawn_opts *opts)
+{
+	int in[2], out[2], error;
+	char **env;
+
+	if ((error = open_pipes(in, out)) != 0)
+		return (error);
+	env = env_build(opts->env);
+	error = spawn_child(sp, opts->argv, env, in[0], out[1]);
+	free(env);
+	close_fd(&in[0]);
+	close_fd(&out[1]);
+	sp->in_fd = in[1];
+	sp->out_fd = out[0];
+	if (error != 0) {
+		sp->pid = -1;
+		return (error);
+	}
+	if (opts->inputlen == 0)
+		close_fd(&sp->in_fd);
+	else
+		sp->input = xmemdup(opts->input, opts->inputlen);
+	sp->inputlen = opts->inputlen;
+	start_events(sp, base);
+	return (0);
+}
+
+struct spawn *
+spawn_start(struct event_base *base, const struct spawn_opts *opts, spawn_cb cb,
+    void *arg)
+{
+	struct spawn *sp;
+
+	if (sigchld_ev == NULL)
+		fatalx("spawn_start: spawn_init() was not called");
+	sp = xcalloc(1, sizeof *sp);
+	sp->cb = cb;
+	sp->arg = arg;
+	sp->pid = -1;
+	sp->in_fd = -1;
+	sp->out_fd = -1;
+	sp->capture_max = opts->capture_max;
+	sp->timeout_ms = opts->timeout_ms;
+	sp->kill_after_ms = opts->kill_after_ms;
+	sp->command = xstrdup(
+	    opts->argv != NULL && opts->argv[0] != NULL ? opts->argv[0] : "");
+	sp->done_ev = event_new(base, -1, 0, done_cb, sp);
+	if (sp->done_ev == NULL)
+		fatalx("spawn_start: cannot create an event");
+	TAILQ_INSERT_TAIL(&spawns, sp, entry);
+	nspawns++;
+	if (!opts_valid(opts))
+		sp->spawn_errno = EINVAL;
+	else
+		sp->spawn_errno = launch(sp, base, opts);
+	if (sp->spawn_errno != 0)
+		finish(sp);
+	return (sp);
+}
+
+size_t
+spawn_running(void)
+{
+	return (nspawns);
+}
+
+/* --- set-up -------------------------------------------------------------- */
+
+int
+spawn_init(struct event_base *base)
+{
+	if (sigchld_ev != NULL)
+		return (-1);
+	sigchld_ev = evsignal_new(base, SIGCHLD, sigchld_cb, NULL);
+	if (sigchld_ev == NULL)
+		return (-1);
+	if (evsignal_add(sigchld_ev, NULL) != 0) {
+		event_free(sigchld_ev);
+		sigchld_ev = NULL;
+		return (-1);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	return (0);
+}
+
+void
+spawn_shutdown(void)
+{
+	struct spawn *sp;
+
+	while ((sp = TAILQ_FIRST(&spawns)) != NULL) {
+		if (sp->pid != -1 && !sp->reaped) {
+			kill(-sp->pid, SIGKILL);
+			while (
+			    waitpid(sp->pid, NULL, 0) == -1 && errno == EINTR)
+				;
+		}
+		TAILQ_REMOVE(&spawns, sp, entry);
+		nspawns--;
+		spawn_free(sp);
+	}
+	if (sigchld_ev != NULL)
+		event_free(sigchld_ev);
+	sigchld_ev = NULL;
+}
+
+/* --- descriptions -------------------------------------------------------- */
+
+/* How a child that was being stopped ended: "killed", "exit status 0"... */
+static void
+stop_phrase(const struct spawn_result *r, char *buf, size_t len)
+{
+	if (r->signal == SIGKILL)
+		snprintf(buf, len, "killed");
+	else if (r->signal == SIGTERM)
+		snprintf(buf, len, "terminated");
+	else if (r->signal != 0)
+		snprintf(buf, len, "killed by signal %d", r->signal);
+	else if (r->status >= 0)
+		snprintf(buf, len, "exit status %d", r->status);
+	else
+		snprintf(buf, len, "exit status unknown");
+}
+
+/* What happened, without the output. */
+static char *
+describe_end(const struct spawn_result *r)
+{
+	char how[64], dur[DURATION_BUFSIZE], *s;
+
+	stop_phrase(r, how, sizeof how);
+	if (r->spawn_errno != 0)
+		xasprintf(&s, "cannot run %s: %s", r->command,
+		    strerror(r->spawn_errno));
+	else if (r->timed_out)
+		xasprintf(&s, "timed out after %s (%s)",
+		    duration_format(r->timeout_ms, dur, sizeof dur), how);
+	else if (r->cancelled)
+		xasprintf(&s, "cancelled (%s)", how);
+	else if (r->signal != 0)
+		xasprintf(&s, "killed by signal %d", r->signal);
+	else
+		s = xstrdup(how);
+	return (s);
+}
+
+/*
+ * Output rendered into at most max bytes, piece by piece (a byte, an
+ * escape, a UTF-8 sequence, a line break): cut is the end of the last
+ * piece that leaves room for "...", where the rendering is cut once a
+ * piece does not fit.
+ */
+struct render {
+	char *buf;
+	size_t len;
+	size_t max;
+	size_t cut;
+	int full;
+};
+
+static void
+render_piece(struct render *rd, const char *p, size_t n)
+{
+	if (rd->full)
+		return;
+	if (rd->len + n > rd->max) {
+		rd->full = 1;
+		return;
+	}
+	memcpy(rd->buf + rd->len, p, n);
+	rd->len += n;
+	if (rd->len + 3 <= rd->max)
+		rd->cut = rd->len;
+}
+
+static int
+is_space(char c)
+{
+	return (c == ' ' || c == '\t' || c == '\r' || c == '\n');
+}
+
+/* The length of the UTF-8 sequence at p (n bytes left), 0 if not one. */
+static size_t
+utf8_len(const char *p, size_t n)
+{
+	unsigned char c = (unsigned char)*p;
+	size_t len;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return (0);
+	return (len <= n && utf8_valid(p, len) ? len : 0);
+}
+
+/* A run of white space at p: " | " if it breaks a line, else spaces. */
+static size_t
+render_space(struct render *rd, const char *p, size_t n)
+{
+	size_t i;
+	int brk = 0;
+
+	for (i = 0; i < n && is_space(p[i]); i++) {
+		if (p[i] == '\r' || p[i] == '\n')
+			brk = 1;
+	}
+	if (brk)
+		render_piece(rd, " | ", 3);
+	else {
+		for (n = 0; n < i; n++)
+			render_piece(rd, " ", 1);
+	}
+	return (i);
+}
+
+/* One piece at p (n bytes left); returns the bytes it took. */
+static size_t
+render_next(struct render *rd, const char *p, size_t n)
+{
+	unsigned char c = (unsigned char)*p;
+	char hex[5];
+	size_t len;
+
+	if (is_space(*p))
+		return (render_space(rd, p, n));
+	if (c >= 0x20 && c < 0x7f) {
+		render_piece(rd, p, 1);
+		return (1);
+	}
+	if ((len = utf8_len(p, n)) != 0) {
+		render_piece(rd, p, len);
+		return (len);
+	}
+	snprintf(hex, sizeof hex, "\\x%02x", c);
+	render_piece(rd, hex, 4);
+	return (1);
+}
+
+/*
+ * Render the n bytes of output at p, white space around them removed,
+ * into buf (max + 1 bytes). Returns the length written, 0 for nothing
+ * but white space.
+ */
+static size_t
+render_output(char *buf, size_t max, const char *p, size_t n)
+{
+	struct render rd = { buf, 0, max, 0, 0 };
+	size_t i = 0;
+
+	while (n > 0 && is_space(p[n - 1]))
+		n--;
+	while (i < n && is_space(p[i]))
+		i++;
+	while (i < n && !rd.full)
+		i += render_next(&rd, p + i, n - i);
+	if (rd.full) {
+		memcpy(buf + rd.cut, "...", 3);
+		rd.len = rd.cut + 3;
+	}
+	buf[rd.len] = '\0';
+	return (rd.len);
+}
+
+char *
+spawn_describe(const struct spawn_result *r, size_t max)
+{
+	char *end, *s;
+	const char *more;
+	size_t len;
+	int n;
+
+	if (max < SPAWN_DESCRIBE_MIN)
+		max = SPAWN_DESCRIBE_MIN;
+	end = describe_end(r);
+	len = strlen(end);
+	if (len > max) {
+		n = quote_len(end, len, max, &more);
+		xasprintf(&s, "%.*s%s", n, end, more);
+		free(end);
+		return (s);
+	}
+	if (max - len < 2 + 4 || r->outlen == 0)
+		return (end);
+	s = xmalloc(max + 1);
+	memcpy(s, end, len);
+	memcpy(s + len, ": ", 2);
+	if (render_output(s + len + 2, max - len - 2, r->output, r->outlen) ==
+	    0)
+		s[len] = '\0';
+	free(end);
+	return (s);
+}
