@@ -153,8 +153,9 @@ int webhook_header_name_ok(const char *name);
 /*
  * Whether a request may carry the header name: value. name must be an
  * HTTP token (RFC 9110), value free of control characters but tab;
- * Host, Content-Length, Transfer-Encoding, Connection and Expect are
- * set by this client and refused. Returns 0, or -1 with *cause set
+ * Host, Content-Length, Transfer-Encoding, Connection, Expect and the
+ * other hop-by-hop headers (Keep-Alive, TE, Trailer, Upgrade,
+ * Proxy-Connection) are this client's business and refused. Returns 0, or -1 with *cause set
  * (caller frees) to "empty header name", "bad header name \"NAME\"",
  * "header \"NAME\" is set by lapsed" or "header \"NAME\": control
  * character in its value" (the value is never quoted).
