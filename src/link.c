@@ -487,6 +487,12 @@ link_mono_at(const struct link *l, int64_t server_ms)
 	return (clock_mono_at(&l->clock, server_ms));
 }
 
+int64_t
+link_server_ms(const struct link *l)
+{
+	return (clock_server_ms(&l->clock, clock_mono_us()));
+}
+
 void
 link_stats(const struct link *l, struct link_stats *st)
 {

@@ -123,6 +123,9 @@ void link_clock_sample(struct link *, uint64_t sent_us, int64_t server_ms);
 /* The monotonic time at which the node's clock shows server_ms; 0 if unknown. */
 uint64_t link_mono_at(const struct link *, int64_t server_ms);
 
+/* The node's time now, in ms, as estimated; -1 while unknown. */
+int64_t link_server_ms(const struct link *);
+
 /* Fill *st; the strings are borrowed until the next event of the loop. */
 void link_stats(const struct link *, struct link_stats *st);
 
