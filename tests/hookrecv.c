@@ -883,6 +883,7 @@ log_line(struct hookrecv *r, const char *line)
 struct arrival {
 	int64_t ms;
 	const char *path;
+	const char *query; /* NULL: none */
 	const char *key;
 	uint64_t n;
 	uint64_t conn;
@@ -905,6 +906,7 @@ log_request(
 	json_add_text(
 	    obj, "method", method_name(evhttp_request_get_command(req)));
 	json_add_text(obj, "path", a->path);
+	json_add_text(obj, "query", a->query);
 	json_add_text(obj, "key", a->key);
 	json_add_text(obj, "attempt", evhttp_find_header(in, "Lapse-Attempt"));
 	json_add_integer(obj, "n", (int64_t)a->n);
@@ -1055,6 +1057,7 @@ request_cb(struct evhttp_request *req, void *arg)
 	a.path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
 	if (a.path == NULL)
 		a.path = "";
+	a.query = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
 	a.key = evhttp_find_header(in, "Idempotency-Key");
 	a.n = keys_count(r, a.key);
 	why[0] = '\0';
