@@ -62,7 +62,7 @@ typedef int conf_set_fn(struct conf_parse *, const char *, char **);
 static conf_set_fn set_url, set_password_file, set_connect_timeout,
     set_command_timeout, set_sweep_interval, set_sweep_batch, set_log_level,
     set_log, set_keyspace_events, set_paths, set_watch, set_sink,
-    set_stream_maxlen, set_trigger_horizon;
+    set_stream_maxlen, set_trigger_horizon, set_delivery;
 
 static const struct conf_key {
 	enum conf_section section;
@@ -83,6 +83,20 @@ static const struct conf_key {
 	{ SECTION_NS, "sink", set_sink },
 	{ SECTION_NS, "stream-maxlen", set_stream_maxlen },
 	{ SECTION_NS, "trigger-horizon", set_trigger_horizon },
+	{ SECTION_NS, "url", set_delivery },
+	{ SECTION_NS, "allow-url", set_delivery },
+	{ SECTION_NS, "signing-secret-file", set_delivery },
+	{ SECTION_NS, "header-file", set_delivery },
+	{ SECTION_NS, "ca-file", set_delivery },
+	{ SECTION_NS, "dead-status", set_delivery },
+	{ SECTION_NS, "command", set_delivery },
+	{ SECTION_NS, "dead-exit", set_delivery },
+	{ SECTION_NS, "timeout", set_delivery },
+	{ SECTION_NS, "lease", set_delivery },
+	{ SECTION_NS, "concurrency", set_delivery },
+	{ SECTION_NS, "retry", set_delivery },
+	{ SECTION_NS, "max-attempts", set_delivery },
+	{ SECTION_NS, "dead-maxlen", set_delivery },
 };
 #define CONF_NKEYS (sizeof conf_keys / sizeof conf_keys[0])
 
@@ -98,6 +112,7 @@ struct conf_parse {
 	int redis_line; /* line of [redis], 0 until seen */
 	int lapsed_line; /* line of [lapsed], 0 until seen */
 	const struct conf_key *key; /* key of the line inih is handling */
+	const struct conf_key *setting; /* key whose value is being applied */
 	int key_line[CONF_NKEYS]; /* first line of each key in this section */
 
 	char *cause; /* the first error, "NAME:LINE: ..." */
@@ -414,15 +429,14 @@ set_sink(struct conf_parse *p, const char *value, char **why)
 		current_ns(p)->sink = CONF_SINK_STREAM;
 	else if (strcmp(value, "list") == 0)
 		current_ns(p)->sink = CONF_SINK_LIST;
-	else if (strcmp(value, "http") == 0 || strcmp(value, "exec") == 0) {
-		xasprintf(why,
-		    "sink %s is not available in this version (use stream or "
-		    "list)",
-		    value);
-		return (-1);
-	} else {
+	else if (strcmp(value, "http") == 0)
+		current_ns(p)->sink = CONF_SINK_HTTP;
+	else if (strcmp(value, "exec") == 0)
+		current_ns(p)->sink = CONF_SINK_EXEC;
+	else {
 		q = quote(value);
-		xasprintf(why, "unknown sink \"%s\" (use stream or list)", q);
+		xasprintf(why,
+		    "unknown sink \"%s\" (use stream, list, http or exec)", q);
 		free(q);
 		return (-1);
 	}
@@ -469,6 +483,76 @@ set_trigger_horizon(struct conf_parse *p, const char *value, char **why)
 	}
 	ns->trigger_horizon_set = 1;
 	ns->trigger_horizon_ms = ms;
+	return (0);
+}
+
+/* A key of the sinks http and exec (delivconf.h). */
+static int
+set_delivery(struct conf_parse *p, const char *value, char **why)
+{
+	int key = delivconf_find(p->setting->name);
+
+	if (key < 0)
+		fatalx("set_delivery: no key %s", p->setting->name);
+	return (delivconf_set(&current_ns(p)->delivery, (enum delivconf_key)key,
+	    value, p->line, why));
+}
+
+/* The line of key in the section being read; 0 when it was not given. */
+static int
+key_given(struct conf_parse *p, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < CONF_NKEYS; i++) {
+		if (conf_keys[i].section == p->section &&
+		    strcmp(conf_keys[i].name, name) == 0)
+			return (p->key_line[i]);
+	}
+	return (0);
+}
+
+/*
+ * The end of a [namespace NAME] section: the keys that depend on its sink,
+ * which may have come before sink, checked together.
+ */
+static int
+namespace_end(struct conf_parse *p)
+{
+	struct conf_ns *ns = current_ns(p);
+	enum delivconf_sink sink = DELIVCONF_SINK_HANDOFF;
+	int line = 0, at, saved = p->line;
+	char *why = NULL;
+
+	if (ns->sink == CONF_SINK_HTTP)
+		sink = DELIVCONF_SINK_HTTP;
+	else if (ns->sink == CONF_SINK_EXEC)
+		sink = DELIVCONF_SINK_EXEC;
+	if (delivconf_check(&ns->delivery, sink, &line, &why) != 0) {
+		p->line = line != 0 ? line : ns->line;
+		conf_error(p, "%s", why);
+		free(why);
+		p->line = saved;
+		return (-1);
+	}
+	if (sink == DELIVCONF_SINK_HANDOFF)
+		return (0);
+	if ((at = key_given(p, "watch")) != 0 ||
+	    (at = key_given(p, "stream-maxlen")) != 0) {
+		p->line = at;
+		if (at == ns->watch_line)
+			conf_error(p,
+			    "watch: not available with sink %s (delivery "
+			    "claims through sweeps only; use sink stream or "
+			    "list to watch keys)",
+			    sink == DELIVCONF_SINK_HTTP ? "http" : "exec");
+		else
+			conf_error(p,
+			    "stream-maxlen: only for sink stream (use "
+			    "dead-maxlen for the dead stream)");
+		p->line = saved;
+		return (-1);
+	}
 	return (0);
 }
 
@@ -632,6 +716,7 @@ namespace_header(struct conf_parse *p, const char *rest)
 	ns->name = xstrdup(rest);
 	ns->sink = CONF_SINK_STREAM;
 	ns->stream_maxlen = CONF_STREAM_MAXLEN;
+	delivconf_init(&ns->delivery);
 	ns->line = p->line;
 	p->section = SECTION_NS;
 	return (0);
@@ -671,6 +756,8 @@ section_header(struct conf_parse *p, char *s)
 	*end = '\0';
 
 	/* Keys seen belong to the section before; a section never repeats. */
+	if (p->section == SECTION_NS && namespace_end(p) != 0)
+		return (-1);
 	memset(p->key_line, 0, sizeof p->key_line);
 	p->section = SECTION_NONE;
 	if (strcmp(name, "redis") == 0)
@@ -860,6 +947,7 @@ conf_handler_cb(
 		    p, "%s: values are written without quotes", key->name);
 		return (0);
 	}
+	p->setting = key;
 	if (key->set(p, value, &why) != 0) {
 		conf_error(p, "%s: %s", key->name, why);
 		free(why);
@@ -926,6 +1014,8 @@ conf_parse(const char *text, size_t len, const char *name,
 
 	conf_setup_inih();
 	rc = ini_parse_stream(conf_read_cb, &p, conf_handler_cb, &p);
+	if (p.cause == NULL && rc == 0 && p.section == SECTION_NS)
+		namespace_end(&p);
 	if (p.cause == NULL && rc > 0)
 		xasprintf(
 		    &p.cause, "%s:%d: expected \"key = value\"", name, rc);
@@ -985,6 +1075,7 @@ conf_free(struct conf *conf)
 			free(ns->watch[j]);
 		free(ns->watch);
 		free(ns->name);
+		delivconf_free(&ns->delivery);
 	}
 	free(conf->ns);
 	free(conf->path);

@@ -18,7 +18,8 @@
  *
  *	[namespace orders]	; one section per namespace, at least one
  *	watch = orders:, carts:
- *	sink = stream		; stream|list
+ *	sink = stream		; stream|list|http|exec
+ *	...			; and for http and exec, delivconf.h's keys
  *	stream-maxlen = 1000000	; 0 never trims, at most 2^53
  *	trigger-horizon = 1m	; or none (the default)
  *
@@ -55,6 +56,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "delivconf.h"
 #include "log.h"
 #include "redisurl.h"
 
@@ -87,7 +89,12 @@
 enum conf_sink {
 	CONF_SINK_STREAM,
 	CONF_SINK_LIST,
+	CONF_SINK_HTTP,
+	CONF_SINK_EXEC,
 };
+
+/* Whether sink delivers events itself (http, exec) rather than hand off. */
+#define CONF_SINK_DELIVERS(sink) ((sink) >= CONF_SINK_HTTP)
 
 struct conf_ns {
 	char *name; /* a valid namespace (names_check_ns) */
@@ -99,6 +106,7 @@ struct conf_ns {
 	size_t nwatch; /* 0 when the namespace watches nothing */
 	int line; /* line of its [namespace NAME] header */
 	int watch_line; /* line of its watch key, 0 when absent */
+	struct conf_delivery delivery; /* sinks http and exec (delivconf.h) */
 };
 
 struct conf {

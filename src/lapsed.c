@@ -321,26 +321,45 @@ detach(struct lapsed *d)
  * that cannot be made is an error (exit 1). A unix socket or a literal
  * address needs none.
  */
+/* Whether an http namespace may have to look up a host name. */
+static int
+needs_dns(const struct conf *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nns; i++) {
+		if (cfg->ns[i].sink == CONF_SINK_HTTP)
+			return (1);
+	}
+	return (0);
+}
+
 static int
 loop_create(struct lapsed *d)
 {
+	char *cause;
+
 	log_hook_libevent();
 	d->base = event_base_new();
 	if (d->base == NULL) {
 		log_errorx("cannot create the event loop");
 		return (stop(d, 1));
 	}
-	if (redis_url_names_host(d->cfg->redis)) {
+	if (redis_url_names_host(d->cfg->redis) || needs_dns(d->cfg)) {
 		d->dns =
 		    evdns_base_new(d->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
 		if (d->dns == NULL) {
 			log_errorx("cannot create a DNS resolver to look up "
-			           "the Redis host %s without blocking",
-			    d->cfg->redis->host);
+			           "host names without blocking");
 			return (stop(d, 1));
 		}
 	}
-	d->reactor = reactor_new(d->base, d->dns, d->cfg);
+	d->reactor = reactor_new(d->base, d->dns, d->cfg, &cause);
+	if (d->reactor == NULL) {
+		log_errorx("%s", cause);
+		free(cause);
+		return (stop(d, 1));
+	}
 	return (0);
 }
 

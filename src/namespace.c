@@ -32,6 +32,7 @@
 #include "aconn.h"
 #include "clock.h"
 #include "conf.h"
+#include "delivery.h"
 #include "link.h"
 #include "log.h"
 #include "names.h"
@@ -71,6 +72,7 @@ struct namespace
 	char *key_jobs;
 	char *key_sink;
 	char *key_horizon;
+	char *key_dead; /* delivery sinks */
 	char *wake;
 	const char *sink;
 	char maxlen[24]; /* stream-maxlen in decimal */
@@ -87,6 +89,20 @@ struct namespace
 
 	struct watch *watch; /* NULL when the namespace watches nothing */
 
+	/*
+	 * Sinks http and exec: the attempts, and the slots the sweeps in
+	 * flight may fill (each asks for at most that many events). starved:
+	 * events were due but no slot was free; the next free slot sweeps.
+	 */
+	struct delivery *delivery;
+	unsigned int reserved;
+	unsigned int
+	    batch[NAMESPACE_DRAIN_DEPTH]; /* asked by those in flight */
+	int batch_head; /* the oldest's */
+	enum via starved;
+	uint64_t leases_expired;
+	uint64_t dead;
+
 	uint64_t fired[VIA_COUNT];
 	struct lateness lateness[VIA_COUNT];
 	uint64_t sweeps;
@@ -98,6 +114,8 @@ struct namespace
 };
 
 static int ns_send(struct namespace *, enum via);
+static void
+ns_build_sweep(struct namespace *, enum via, unsigned int batch, struct rcmd *);
 
 const char *
 via_name(enum via via)
@@ -220,13 +238,49 @@ sweep_reply(
 	return (0);
 }
 
+/* Slots free for the next sweep of a delivery namespace. */
+static unsigned int
+ns_slots(const struct namespace *ns)
+{
+	unsigned int slots = delivery_slots(ns->delivery);
+
+	return (slots > ns->reserved ? slots - ns->reserved : 0);
+}
+
+/*
+ * The rest of a delivery sweep's reply: { ..., records, expired, dead }:
+ * the events leased to this reactor, and the leases it recovered.
+ */
+static void
+ns_deliver(struct namespace *ns, const redisReply *reply)
+{
+	long long n;
+
+	if (reply->elements < 7 ||
+	    delivery_take(ns->delivery, reply->element[4]) < 0) {
+		ns_log_error(ns, "unexpected records in a lapse_sweep reply");
+		return;
+	}
+	if (aconn_reply_int(reply, 5, &n) == 0 && n > 0) {
+		ns->leases_expired += (uint64_t)n;
+		log_info("namespace %s: recovered %lld expired lease%s",
+		    ns->ns->name, n, n == 1 ? "" : "s");
+	}
+	if (aconn_reply_int(reply, 6, &n) == 0 && n > 0)
+		ns->dead += (uint64_t)n;
+}
+
 /* What comes after a successful sweep: drain, the pending request, the timer. */
 static void
 ns_next(struct namespace *ns, enum via via, enum via again, int64_t wake_min,
-    long long count, long long next, long long now)
+    long long count, unsigned int batch, long long next, long long now)
 {
-	if ((unsigned long long)count >= ns->cfg->sweep_batch ||
-	    (next >= 0 && next <= now)) {
+	if ((unsigned long long)count >= batch || (next >= 0 && next <= now)) {
+		/* More are due, but no slot is free: the next one sweeps. */
+		if (ns->delivery != NULL && ns_slots(ns) == 0) {
+			ns->starved = via;
+			return;
+		}
 		/* More are due: drain. */
 		while (ns->inflight < NAMESPACE_DRAIN_DEPTH) {
 			if (ns_send(ns, via) != 0)
@@ -253,7 +307,11 @@ sweep_cb(
 	long long count, next, now;
 	enum via via = ns->inflight_via, again = VIA_NONE;
 	int64_t wake_min = -1;
+	unsigned int batch = ns->batch[ns->batch_head];
 
+	/* Replies come in the order sent: this one asked for batch. */
+	ns->batch_head = (ns->batch_head + 1) % NAMESPACE_DRAIN_DEPTH;
+	ns->reserved -= ns->delivery != NULL ? batch : 0;
 	/* The last reply in flight decides what comes next. */
 	if (--ns->inflight == 0) {
 		again = ns->again;
@@ -287,16 +345,45 @@ sweep_cb(
 	if (count > 0)
 		log_debug("namespace %s: fired %lld via %s", ns->ns->name,
 		    count, via_names[via]);
+	if (ns->delivery != NULL)
+		ns_deliver(ns, reply);
 	if (!ns->stopping)
-		ns_next(ns, via, again, wake_min, count, next, now);
+		ns_next(ns, via, again, wake_min, count, batch, next, now);
 }
 
-/* Send one more lapse_sweep; -1 if it could not be sent. */
+/*
+ * Send one more lapse_sweep; -1 if it could not be sent. A delivery
+ * namespace asks for no more events than it has slots free, not counting
+ * those the sweeps in flight may fill; with none free, only the periodic
+ * sweep goes (asking for none: it recovers expired leases).
+ */
 static int
 ns_send(struct namespace *ns, enum via via)
 {
-	if (link_command(ns->link, sweep_cb, ns, &ns->sweep_cmd[via]) != 0)
+	unsigned int batch = ns->cfg->sweep_batch, slots;
+	struct rcmd cmd;
+	int rc;
+
+	if (ns->delivery == NULL)
+		rc = link_command(ns->link, sweep_cb, ns, &ns->sweep_cmd[via]);
+	else {
+		slots = ns_slots(ns);
+		if (slots < batch)
+			batch = slots;
+		if (batch == 0 && via != VIA_SWEEP) {
+			ns->starved = via;
+			return (-1);
+		}
+		ns_build_sweep(ns, via, batch, &cmd);
+		rc = link_command(ns->link, sweep_cb, ns, &cmd);
+		rcmd_free(&cmd);
+	}
+	if (rc != 0)
 		return (-1);
+	ns->batch[(ns->batch_head + ns->inflight) % NAMESPACE_DRAIN_DEPTH] =
+	    batch;
+	if (ns->delivery != NULL)
+		ns->reserved += batch;
 	ns->inflight++;
 	ns->inflight_via = via;
 	return (0);
@@ -423,34 +510,81 @@ namespace_catch_up(struct namespace *ns)
 		watch_catch_up(ns->watch);
 }
 
-/* The arguments of lapse_sweep for path via, built once. */
+/*
+ * The arguments of lapse_sweep for path via asking for at most batch
+ * events: built once per path for the hand-off sinks, per call for the
+ * delivery sinks (their batch is the slots free).
+ */
 static void
-ns_build_sweep(struct namespace *ns, enum via via)
+ns_build_sweep(
+    struct namespace *ns, enum via via, unsigned int batch, struct rcmd *c)
 {
-	struct rcmd *c = &ns->sweep_cmd[via];
+	const struct conf_delivery *dc = &ns->ns->delivery;
 
 	rcmd_init(c);
 	rcmd_add_str(c, "FCALL");
 	rcmd_add_str(c, "lapse_sweep");
-	rcmd_add_str(c, "3");
+	rcmd_add_str(c, ns->delivery != NULL ? "4" : "3");
 	rcmd_add_str(c, ns->key_due);
 	rcmd_add_str(c, ns->key_jobs);
 	rcmd_add_str(c, ns->key_sink);
+	if (ns->delivery != NULL)
+		rcmd_add_str(c, ns->key_dead);
 	rcmd_add_str(c, ns->ns->name);
 	rcmd_add_str(c, via_names[via]);
 	rcmd_add_str(c, ns->sink);
 	rcmd_add_str(c, ns->maxlen);
-	rcmd_addf(c, "%u", ns->cfg->sweep_batch);
+	rcmd_addf(c, "%u", batch);
 	rcmd_addf(c, "%d", NAMESPACE_SWEEP_BYTES);
+	if (ns->delivery != NULL) {
+		rcmd_addf(c, "%" PRIu64, dc->lease_ms);
+		rcmd_addf(c, "%u", dc->max_attempts);
+	}
+}
+
+/* An attempt ended: if events wait for a slot, sweep for them. */
+static void
+slot_cb(void *arg)
+{
+	struct namespace *ns = arg;
+	enum via via = ns->starved;
+
+	if (via == VIA_NONE || ns->stopping)
+		return;
+	ns->starved = VIA_NONE;
+	ns_sweep_now(ns, via);
+}
+
+/* The sink's name and key suffix. */
+static void
+ns_sink(const struct conf_ns *nscfg, const char **name, const char **suffix)
+{
+	switch (nscfg->sink) {
+	case CONF_SINK_LIST:
+		*name = "list";
+		*suffix = "ready";
+		break;
+	case CONF_SINK_HTTP:
+	case CONF_SINK_EXEC:
+		*name = nscfg->sink == CONF_SINK_HTTP ? "http" : "exec";
+		*suffix = "inflight";
+		break;
+	default:
+		*name = "stream";
+		*suffix = "fired";
+		break;
+	}
 }
 
 struct namespace *
-namespace_new(struct event_base *base, const struct conf *cfg,
-    const struct conf_ns *nscfg, struct link *link)
+namespace_new(struct event_base *base, struct evdns_base *dns,
+    const struct conf *cfg, const struct conf_ns *nscfg, struct link *link,
+    char **cause)
 {
 	struct namespace *ns;
 	struct watch_names names;
 	struct timeval tv;
+	const char *suffix;
 	int i;
 
 	ns = xcalloc(1, sizeof *ns);
@@ -460,17 +594,30 @@ namespace_new(struct event_base *base, const struct conf *cfg,
 	ns->key_due = names_key(nscfg->name, "due");
 	ns->key_jobs = names_key(nscfg->name, "jobs");
 	ns->key_horizon = names_key(nscfg->name, "horizon");
-	ns->sink = nscfg->sink == CONF_SINK_LIST ? "list" : "stream";
-	ns->key_sink = names_key(
-	    nscfg->name, nscfg->sink == CONF_SINK_LIST ? "ready" : "fired");
+	ns_sink(nscfg, &ns->sink, &suffix);
+	ns->key_sink = names_key(nscfg->name, suffix);
 	ns->wake = names_key(nscfg->name, "wake");
-	snprintf(
-	    ns->maxlen, sizeof ns->maxlen, "%" PRIu64, nscfg->stream_maxlen);
-	for (i = 0; i < VIA_COUNT; i++)
-		ns_build_sweep(ns, (enum via)i);
 	ns->again = VIA_NONE;
+	ns->starved = VIA_NONE;
 	ns->wake_min = -1;
 	ns->next_due = -1;
+	if (CONF_SINK_DELIVERS(nscfg->sink)) {
+		ns->key_dead = names_key(nscfg->name, "dead");
+		snprintf(ns->maxlen, sizeof ns->maxlen, "%" PRIu64,
+		    nscfg->delivery.dead_maxlen);
+		ns->delivery = delivery_new(
+		    base, dns, cfg, nscfg, link, slot_cb, ns, cause);
+		if (ns->delivery == NULL) {
+			namespace_free(ns);
+			return (NULL);
+		}
+	} else {
+		snprintf(ns->maxlen, sizeof ns->maxlen, "%" PRIu64,
+		    nscfg->stream_maxlen);
+		for (i = 0; i < VIA_COUNT; i++)
+			ns_build_sweep(ns, (enum via)i, cfg->sweep_batch,
+			    &ns->sweep_cmd[i]);
+	}
 	ns->timer = evtimer_new(base, head_timer_cb, ns);
 	ns->sweep_timer = event_new(base, -1, EV_PERSIST, sweep_timer_cb, ns);
 	if (ns->timer == NULL || ns->sweep_timer == NULL)
@@ -499,14 +646,17 @@ namespace_name(const struct namespace *ns)
 	return (ns->ns->name);
 }
 
-void
-namespace_stop(struct namespace *ns)
+int
+namespace_stop(struct namespace *ns, namespace_done_cb *done, void *arg)
 {
 	ns->stopping = 1;
 	evtimer_del(ns->timer);
 	evtimer_del(ns->sweep_timer);
 	if (ns->watch != NULL)
 		watch_stop(ns->watch);
+	if (ns->delivery != NULL)
+		return (delivery_stop(ns->delivery, done, arg));
+	return (0);
 }
 
 void
@@ -527,11 +677,15 @@ namespace_free(struct namespace *ns)
 		         "connection was lost fired: lapse:{%s}:counts has "
 		         "it; replies lost: %" PRIu64,
 		    ns->ns->name, ns->ns->name, ns->replies_lost);
-	event_free(ns->timer);
-	event_free(ns->sweep_timer);
+	if (ns->timer != NULL)
+		event_free(ns->timer);
+	if (ns->sweep_timer != NULL)
+		event_free(ns->sweep_timer);
 	watch_free(ns->watch);
+	delivery_free(ns->delivery);
 	for (i = 0; i < VIA_COUNT; i++)
 		rcmd_free(&ns->sweep_cmd[i]);
+	free(ns->key_dead);
 	free(ns->key_due);
 	free(ns->key_jobs);
 	free(ns->key_sink);
@@ -556,4 +710,10 @@ namespace_stats(const struct namespace *ns, struct namespace_stats *st)
 	st->last_error = ns->last_error;
 	if (ns->watch != NULL)
 		watch_stats(ns->watch, &st->watch);
+	if (ns->delivery != NULL) {
+		st->delivers = 1;
+		delivery_stats(ns->delivery, &st->delivery);
+		st->leases_expired = ns->leases_expired;
+		st->dead = ns->dead;
+	}
 }

@@ -20,9 +20,11 @@
 
 #include <stdint.h>
 
+#include <event2/dns.h>
 #include <event2/event.h>
 
 #include "conf.h"
+#include "delivery.h"
 #include "link.h"
 #include "watch.h"
 
@@ -54,6 +56,10 @@ struct namespace_stats {
 	int64_t next_due; /* earliest pending at the last reply; -1: none */
 	const char *last_error; /* NULL once a sweep succeeds again */
 	struct watch_stats watch; /* zero when it watches nothing */
+	int delivers; /* sink http or exec: the fields below apply */
+	struct delivery_stats delivery;
+	uint64_t leases_expired; /* recovered by this reactor's sweeps */
+	uint64_t dead; /* moved to the dead stream by those sweeps */
 };
 
 struct namespace;
@@ -64,10 +70,13 @@ const char *via_name(enum via);
 /*
  * The runtime of namespace ns of configuration cfg (both borrowed: they
  * must outlive it), bound to link (borrowed), whose channels it
- * registers; idle until namespace_up().
+ * registers; idle until namespace_up(). dns (may be NULL) resolves the
+ * hosts of an http sink. Returns NULL with *cause set (caller frees) when
+ * its sink cannot be set up.
  */
-struct namespace *namespace_new(struct event_base *base, const struct conf *cfg,
-    const struct conf_ns *ns, struct link *link);
+struct namespace *namespace_new(struct event_base *base, struct evdns_base *dns,
+    const struct conf *cfg, const struct conf_ns *ns, struct link *link,
+    char **cause);
 
 /* Free it; NULL is fine. */
 void namespace_free(struct namespace *);
@@ -84,8 +93,15 @@ void namespace_catch_up(struct namespace *);
 /* Claim whatever is due now, as path via. */
 void namespace_sweep(struct namespace *, enum via);
 
-/* Stop claiming: timers off, nothing more sent. */
-void namespace_stop(struct namespace *);
+/* The attempts of a delivery namespace have ended after a stop. */
+typedef void namespace_done_cb(void *arg);
+
+/*
+ * Stop claiming: timers off, no sweep sent. A delivery namespace lets its
+ * attempts finish (delivery.h): returns 1 when done will be called once
+ * they have, 0 when nothing is left to wait for.
+ */
+int namespace_stop(struct namespace *, namespace_done_cb *done, void *arg);
 
 /* Fill *st; the strings are borrowed until the next event of the loop. */
 void namespace_stats(const struct namespace *, struct namespace_stats *st);

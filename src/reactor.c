@@ -21,6 +21,7 @@
 #include "names.h"
 #include "namespace.h"
 #include "reactor.h"
+#include "spawn.h"
 #include "xmalloc.h"
 
 /* Links of a reactor: one node, until Sentinel and Cluster resolve more. */
@@ -37,6 +38,8 @@ struct reactor {
 
 	struct event *stop_timer;
 	int stopping;
+	size_t delivering; /* namespaces still finishing attempts */
+	int spawning; /* spawn_init() done: an exec namespace runs commands */
 };
 
 /* The static resolver: the configured URL. */
@@ -111,8 +114,8 @@ reactor_flags(const struct conf *cfg)
 }
 
 struct reactor *
-reactor_new(
-    struct event_base *base, struct evdns_base *dns, const struct conf *cfg)
+reactor_new(struct event_base *base, struct evdns_base *dns,
+    const struct conf *cfg, char **cause)
 {
 	struct link_config lc;
 	struct reactor *r;
@@ -136,10 +139,28 @@ reactor_new(
 	xasprintf(
 	    &r->expired_channel, "__keyevent@%d__:expired", cfg->redis->db);
 	link_subscribe(r->link, r->expired_channel, expired_cb, r);
+	for (i = 0; i < cfg->nns && !r->spawning; i++) {
+		if (cfg->ns[i].sink != CONF_SINK_EXEC)
+			continue;
+		if (spawn_init(base) != 0) {
+			xasprintf(cause,
+			    "cannot watch child processes "
+			    "(SIGCHLD)");
+			reactor_free(r);
+			return (NULL);
+		}
+		r->spawning = 1;
+	}
 	r->nns = cfg->nns;
 	r->ns = xcalloc(r->nns, sizeof *r->ns);
-	for (i = 0; i < r->nns; i++)
-		r->ns[i] = namespace_new(base, cfg, &cfg->ns[i], r->link);
+	for (i = 0; i < r->nns; i++) {
+		r->ns[i] =
+		    namespace_new(base, dns, cfg, &cfg->ns[i], r->link, cause);
+		if (r->ns[i] == NULL) {
+			reactor_free(r);
+			return (NULL);
+		}
+	}
 	return (r);
 }
 
@@ -172,18 +193,12 @@ idle_cb(struct aconn *conn, void *arg)
 	event_base_loopexit(r->base, NULL);
 }
 
-void
-reactor_stop(struct reactor *r)
+/* Nothing is left but calls in flight: wait for them, at most command-timeout. */
+static void
+stop_link(struct reactor *r)
 {
 	struct timeval tv;
-	size_t i;
 
-	if (r->stopping)
-		return;
-	r->stopping = 1;
-	log_info("stopping: no new claims");
-	for (i = 0; i < r->nns; i++)
-		namespace_stop(r->ns[i]);
 	r->stop_timer = evtimer_new(r->base, stop_timer_cb, r);
 	if (r->stop_timer == NULL)
 		fatalx("reactor_stop: cannot create a timer");
@@ -191,6 +206,32 @@ reactor_stop(struct reactor *r)
 	tv.tv_usec = (suseconds_t)(r->cfg->command_timeout_ms % 1000) * 1000;
 	evtimer_add(r->stop_timer, &tv);
 	link_stop(r->link, idle_cb, r);
+}
+
+/* A delivery namespace has no attempt left. */
+static void
+delivered_cb(void *arg)
+{
+	struct reactor *r = arg;
+
+	if (--r->delivering == 0)
+		stop_link(r);
+}
+
+void
+reactor_stop(struct reactor *r)
+{
+	size_t i;
+
+	if (r->stopping)
+		return;
+	r->stopping = 1;
+	log_info("stopping: no new claims");
+	for (i = 0; i < r->nns; i++)
+		r->delivering +=
+		    (size_t)namespace_stop(r->ns[i], delivered_cb, r);
+	if (r->delivering == 0)
+		stop_link(r);
 }
 
 void
@@ -202,8 +243,10 @@ reactor_free(struct reactor *r)
 		return;
 	r->stopping = 1;
 	link_free(r->link); /* answers what is in flight with NULL */
-	for (i = 0; i < r->nns; i++)
+	for (i = 0; i < r->nns && r->ns[i] != NULL; i++)
 		namespace_free(r->ns[i]);
+	if (r->spawning)
+		spawn_shutdown(); /* kills what namespace_free() cancelled */
 	free(r->ns);
 	if (r->stop_timer != NULL)
 		event_free(r->stop_timer);

@@ -36,17 +36,20 @@ struct reactor_stats {
 
 /*
  * A reactor for cfg (borrowed: must outlive it) on base. dns may be NULL
- * when the Redis URL names an address or a unix socket.
+ * when neither the Redis URL nor an http sink names a host. Returns NULL
+ * with *cause set (caller frees) when a namespace's sink cannot be set up.
  */
-struct reactor *reactor_new(
-    struct event_base *base, struct evdns_base *dns, const struct conf *cfg);
+struct reactor *reactor_new(struct event_base *base, struct evdns_base *dns,
+    const struct conf *cfg, char **cause);
 
 /* Connect and start firing. */
 void reactor_start(struct reactor *);
 
 /*
- * Stop claiming: stop the timers and the subscribers, let the calls in
- * flight finish (at most command-timeout), then leave the event loop.
+ * Stop claiming: stop the timers and the subscribers, let the attempts of
+ * delivery namespaces finish (at most their timeout, then they are
+ * released), then the calls in flight (at most command-timeout), then
+ * leave the event loop.
  */
 void reactor_stop(struct reactor *);
 

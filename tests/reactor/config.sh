@@ -74,6 +74,7 @@ bad_config() {
 PW=hunter2pw
 : >"$T_DIR/empty.pass"
 mkdir "$T_DIR/pass.d"
+printf 'X-Token: s3cretvalue\nHost: s3cretvalue\n' >"$T_DIR/bad.headers"
 # A lapsed that ran anyway would log to bad.log and use the private server.
 PRE="[redis]\nurl = $REDIS_URL\n[lapsed]\nlog = $T_DIR/bad.log"
 long=$(printf 'watch = %0190d' 0)
@@ -107,9 +108,38 @@ dup-key|:7: duplicate key "sink" in [namespace t] (first at line 6)|$PRE\n[names
 dup-key-lapsed|:5: duplicate key "log" in [lapsed] (first at line 4)|$PRE\nlog = stderr\n[namespace t]
 namespace-name|:5: namespace: bad namespace "a b": only letters, digits, '_', '.' and '-' are allowed|$PRE\n[namespace a b]
 namespace-no-name|:5: [namespace] needs a name: [namespace NAME]|$PRE\n[namespace]
-unknown-sink|:6: sink: unknown sink "kafka" (use stream or list)|$PRE\n[namespace t]\nsink = kafka
-sink-http|:6: sink: sink http is not available in this version (use stream or list)|$PRE\n[namespace t]\nsink = http
-sink-exec|:6: sink: sink exec is not available in this version (use stream or list)|$PRE\n[namespace t]\nsink = exec
+unknown-sink|:6: sink: unknown sink "kafka" (use stream, list, http or exec)|$PRE\n[namespace t]\nsink = kafka
+http-no-url|:5: sink http needs url|$PRE\n[namespace t]\nsink = http
+exec-no-command|:5: sink exec needs command|$PRE\n[namespace t]\nsink = exec\n[namespace u]
+url-for-stream|:6: url: only for sink http or exec|$PRE\n[namespace t]\nurl = http://127.0.0.1:1/\nsink = stream
+retry-for-list|:7: retry: only for sink http or exec|$PRE\n[namespace t]\nsink = list\nretry = 1s
+command-for-http|:7: command: only for sink exec|$PRE\n[namespace t]\nurl = http://127.0.0.1:1/\ncommand = /bin/cat\nsink = http
+url-for-exec|:7: url: only for sink http|$PRE\n[namespace t]\ncommand = /bin/cat\nurl = http://127.0.0.1:1/\nsink = exec
+dead-exit-for-http|:8: dead-exit: only for sink exec|$PRE\n[namespace t]\nsink = http\nurl = http://127.0.0.1:1/\ndead-exit = 3
+watch-http|:7: watch: not available with sink http (delivery claims through sweeps only; use sink stream or list to watch keys)|$PRE\n[namespace t]\nsink = http\nwatch = o:\nurl = http://127.0.0.1:1/
+stream-maxlen-exec|:8: stream-maxlen: only for sink stream (use dead-maxlen for the dead stream)|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\nstream-maxlen = 5
+lease-timeout|:9: lease (30s) must be longer than timeout (1m)|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\ntimeout = 1m\nlease = 30s
+lease-default|:8: lease (1m) must be longer than timeout (2m)|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\ntimeout = 2m
+timeout-long|:8: timeout: 2h is too long (at most 1h)|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\ntimeout = 2h
+lease-long|:8: lease: 2d is too long (at most 1d)|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\nlease = 2d
+concurrency-0|:8: concurrency: bad value "0": expected a number from 1 to 1024|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\nconcurrency = 0
+max-attempts-big|:8: max-attempts: bad value "1001": expected a number from 1 to 1000|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\nmax-attempts = 1001
+dead-maxlen-neg|:8: dead-maxlen: bad value "-5": expected a number from 0 to 9007199254740992|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\ndead-maxlen = -5
+retry-bad|:8: retry: bad retry "5s,,10s" (use delays such as "5s, 10s, 15s", or "exponential MIN MAX")|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\nretry = 5s,,10s
+retry-exp|:8: retry: bad retry: MAX 1s is shorter than MIN 1m|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\nretry = exponential 1m 1s
+dead-status-bad|:8: dead-status: bad value "700": expected a number from 200 to 599|$PRE\n[namespace t]\nsink = http\nurl = http://127.0.0.1:1/\ndead-status = 410, 700
+dead-exit-bad|:8: dead-exit: bad value "0": expected a number from 1 to 255|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\ndead-exit = 0
+command-missing|:7: command: $T_DIR/no-such-cmd: No such file or directory|$PRE\n[namespace t]\nsink = exec\ncommand = $T_DIR/no-such-cmd --x
+command-not-exec|:7: command: $T_DIR/empty.pass: not an executable file|$PRE\n[namespace t]\nsink = exec\ncommand = $T_DIR/empty.pass
+command-dir|:7: command: $T_DIR/pass.d: not an executable file|$PRE\n[namespace t]\nsink = exec\ncommand = $T_DIR/pass.d
+command-path|:7: command: no-such-program-lapse: not found in PATH|$PRE\n[namespace t]\nsink = exec\ncommand = no-such-program-lapse a
+command-relative|:7: command: bin/x: not an absolute path|$PRE\n[namespace t]\nsink = exec\ncommand = bin/x
+ca-file-missing|:8: ca-file: $T_DIR/none.pem: No such file or directory|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nca-file = $T_DIR/none.pem
+ca-file-relative|:8: ca-file: ca.pem: not an absolute path|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nca-file = ca.pem
+secret-missing|:8: signing-secret-file: $T_DIR/none.secret: No such file or directory|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nsigning-secret-file = $T_DIR/none.secret
+header-file-missing|:8: header-file: $T_DIR/none.h: No such file or directory|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nheader-file = $T_DIR/none.h
+header-file-bad|:8: header-file: $T_DIR/bad.headers: line 2: header Host is set by lapsed and may not be given|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nheader-file = $T_DIR/bad.headers
+allow-url-host|:8: allow-url: prefix https://partner.example.com must end its host with a path, such as https://partner.example.com/|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nallow-url = https://partner.example.com
 missing-value|:6: sink: missing value|$PRE\n[namespace t]\nsink =
 not-key-value|:6: expected "key = value"|$PRE\n[namespace t]\nsink stream
 long-line|:6: line longer than 197 bytes|$PRE\n[namespace t]\n$long
@@ -250,7 +280,9 @@ t_is "the sample's commented watch line is valid once uncommented" \
 missing=
 for key in url password-file connect-timeout command-timeout \
     sweep-interval sweep-batch log-level log keyspace-events watch sink \
-    stream-maxlen; do
+    stream-maxlen url allow-url signing-secret-file header-file command \
+    timeout lease concurrency retry max-attempts dead-maxlen ca-file \
+    dead-status dead-exit; do
 	grep -Eq "^;?$key = " "$LAPSE_SAMPLE_CONF" || missing="$missing $key"
 done
 t_is "the sample shows every key of SPEC" "$missing" ""

@@ -13,10 +13,21 @@ if ! command -v valgrind >/dev/null 2>&1; then
 	echo "1..0 # SKIP valgrind not installed"
 	exit 0
 fi
-t_start 120
+t_start 150
 redis_start
+hookrecv_start h
+printf 'whsec_%s\n' "$(printf 'k3y' | base64)" >"$T_DIR/h.secret"
+printf 'Authorization: Bearer x\n' >"$T_DIR/h.headers"
 LAPSED_WRAPPER="valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99 --log-file=$T_DIR/valgrind.log" \
-    start_reactors 1 "[namespace t]" "[namespace l]" "sink = list"
+    start_reactors 1 "[namespace t]" "[namespace l]" "sink = list" \
+    "[namespace h]" "sink = http" \
+    "url = http://127.0.0.1:$HOOK_PORT_h/fail/1/" "retry = 100ms" \
+    "signing-secret-file = $T_DIR/h.secret" \
+    "header-file = $T_DIR/h.headers" "allow-url = http://127.0.0.1:1/" \
+    "[namespace s]" "sink = http" \
+    "url = http://127.0.0.1:$HOOK_PORT_h/hang/" "timeout = 3s" \
+    "[namespace x]" "sink = exec" "command = /bin/cat" \
+    "[namespace y]" "sink = exec" "command = /bin/sleep 30" "timeout = 3s"
 t_ok "lapsed runs under valgrind"
 now=$(redis_time_ms)
 schedule_bulk t 200 "$((now + 200))" 500
@@ -28,6 +39,22 @@ wait_until 30 "lapsed to listen again" \
     '[ "$(grep -c "listening for expired keys" "$T_DIR/r1.log")" -ge 2 ]'
 schedule_bulk t 100 "$(redis_time_ms)" 200 after
 wait_until 30 "the events after the reconnect" '[ "$(fired_count t)" -ge 300 ]'
+# Deliveries: retried, acknowledged, and some still running at SIGTERM.
+for i in 1 2 3; do
+	lapse_cli schedule h "h$i" --in 100ms --payload "h$i" >/dev/null
+	lapse_cli schedule x "x$i" --in 100ms --payload "x$i" >/dev/null
+done
+lapse_cli schedule h bad --in 100ms --url http://127.0.0.1:2/ >/dev/null
+wait_until 30 "the deliveries" '[ "$(rcli ZCARD "lapse:{h}:inflight")$(
+    rcli ZCARD "lapse:{h}:due")$(rcli ZCARD "lapse:{x}:inflight")$(
+    rcli ZCARD "lapse:{x}:due")" = 0000 ]'
+t_is "delivered: 3 retried once and acknowledged, 3 commands, 1 dead" \
+    "$(hook_count h '.path == "/fail/1/"'):$(rcli HGET 'lapse:{x}:counts' \
+        acked):$(rcli XLEN 'lapse:{h}:dead')" "6:3:1"
+lapse_cli schedule s s1 --in 10ms >/dev/null
+lapse_cli schedule y y1 --in 10ms >/dev/null
+wait_until 30 "attempts under way" '[ "$(rcli ZCARD "lapse:{s}:inflight")$(
+    rcli ZCARD "lapse:{y}:inflight")" = 11 ]'
 stop_reactors 1
 t_is "SIGTERM under valgrind: exit 0, no leak, no error" "$STOPPED" 0
 if [ "$STOPPED" != 0 ]; then

@@ -1,0 +1,852 @@
+/*
+ * The attempts of one delivery namespace. Invariants:
+ *
+ *  - An attempt is on the running list from delivery_take() until its
+ *    outcome is known; its slot is free again then, before the ack or
+ *    retry is answered: concurrency bounds requests and commands, not
+ *    calls to Redis.
+ *  - Every outcome is written by exactly one fenced call (ack, retry or
+ *    release), or by none when the lease was lost: Redis decides what a
+ *    late call means, never this reactor.
+ *  - Replies to those calls only count and log: an ack or retry lost with
+ *    the connection leaves the event in flight until its lease expires,
+ *    and a sweep retries it then (at least once, never lost).
+ */
+#include "config.h"
+
+#include <sys/queue.h>
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include <hiredis/hiredis.h>
+
+#include "aconn.h"
+#include "clock.h"
+#include "codec.h"
+#include "conf.h"
+#include "delivconf.h"
+#include "delivery.h"
+#include "duration.h"
+#include "link.h"
+#include "log.h"
+#include "names.h"
+#include "rcmd.h"
+#include "retry.h"
+#include "sign.h"
+#include "spawn.h"
+#include "webhook.h"
+#include "xmalloc.h"
+
+/* Fields of one record in a sweep reply. */
+#define DELIVERY_RECORD_FIELDS 5
+
+/* Triples per lapse_extend or lapse_release call. */
+#define DELIVERY_CALL_MAX 1000
+
+/* Bytes of an id shown in a log line. */
+#define DELIVERY_ID_SHOWN 64
+
+/* Bytes of an error kept for the dead stream (the library cuts at 4096). */
+#define DELIVERY_ERROR_MAX 1024
+
+/* Output of a command kept for its error. */
+#define DELIVERY_OUTPUT_MAX 4096
+
+/* A command that ignores SIGTERM is killed this long after. */
+#define DELIVERY_KILL_AFTER_MS 2000
+
+/* Leases are renewed this often at most. */
+#define DELIVERY_EXTEND_MIN_MS 100
+
+struct attempt {
+	TAILQ_ENTRY(attempt) entry;
+	struct delivery *d;
+	uint64_t seq;
+	char *id;
+	size_t idlen;
+	int64_t due; /* of the occurrence: the idempotency key's */
+	unsigned int attempt;
+	char *payload;
+	size_t plen;
+	char *url; /* its own, NULL: the namespace's */
+	char *key; /* NS/id/due */
+	struct webhook_call *call;
+	struct spawn *sp;
+	int cancelled; /* its command is being killed; nothing to write */
+};
+TAILQ_HEAD(attempts, attempt);
+
+struct delivery {
+	struct event_base *base;
+	const struct conf *cfg;
+	const struct conf_ns *ns;
+	const struct conf_delivery *dc;
+	struct link *link;
+	struct webhook_client *http; /* sink http */
+	char *key_due, *key_jobs, *key_inflight, *key_dead;
+	char lease[24], max_attempts[16], dead_maxlen[24];
+
+	struct attempts running;
+	unsigned int nrunning;
+	struct attempts cancelled; /* commands being killed, until reaped */
+	uint64_t seq;
+	struct event *extend_timer;
+	struct event *stop_timer;
+	int stopping;
+	delivery_done_cb *done;
+	void *done_arg;
+	delivery_slot_cb *slot;
+	void *slot_arg;
+
+	struct delivery_stats st;
+};
+
+/* What a call's reply needs to know: the call, the attempts it names. */
+enum call_kind { CALL_ACK, CALL_RETRY, CALL_EXTEND, CALL_RELEASE };
+struct call {
+	struct delivery *d;
+	enum call_kind kind;
+	char *what; /* "event ID attempt N", for logs */
+	uint64_t *seqs; /* CALL_EXTEND: the attempts, in order */
+	size_t nseqs;
+};
+
+static void attempt_start(struct attempt *);
+static void check_done(struct delivery *);
+
+static char *
+show_id(const char *id, size_t len)
+{
+	return (escape_bytes(id, len, DELIVERY_ID_SHOWN));
+}
+
+static struct call *
+call_new(struct delivery *d, enum call_kind kind, const struct attempt *a)
+{
+	struct call *c = xcalloc(1, sizeof *c);
+	char *id;
+
+	c->d = d;
+	c->kind = kind;
+	if (a != NULL) {
+		id = show_id(a->id, a->idlen);
+		xasprintf(&c->what, "event \"%s\" attempt %u", id, a->attempt);
+		free(id);
+	}
+	return (c);
+}
+
+static void
+call_free(struct call *c)
+{
+	free(c->what);
+	free(c->seqs);
+	free(c);
+}
+
+static void
+attempt_free(struct attempt *a)
+{
+	free(a->id);
+	free(a->payload);
+	free(a->url);
+	free(a->key);
+	free(a);
+}
+
+/*
+ * Cancel attempt a, off the running list: its outcome will not be written.
+ * A request is dropped at once; a command is killed with its group, and
+ * its attempt kept on the cancelled list until spawn reports the end (its
+ * callback still comes).
+ */
+static void
+attempt_cancel(struct attempt *a)
+{
+	struct delivery *d = a->d;
+
+	if (a->call != NULL) {
+		webhook_cancel(a->call);
+		a->call = NULL;
+	}
+	if (a->sp != NULL) {
+		a->cancelled = 1;
+		spawn_cancel(a->sp);
+		TAILQ_INSERT_TAIL(&d->cancelled, a, entry);
+		return;
+	}
+	attempt_free(a);
+}
+
+static struct attempt *
+find_seq(struct delivery *d, uint64_t seq)
+{
+	struct attempt *a;
+
+	TAILQ_FOREACH(a, &d->running, entry)
+	{
+		if (a->seq == seq)
+			return (a);
+	}
+	return (NULL);
+}
+
+/* The reply to ack, retry or release: count, and say what went wrong. */
+static void
+call_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent)
+{
+	struct call *c = privdata;
+	struct delivery *d = c->d;
+	static const char *names[] = { "ack", "retry", "extend", "release" };
+	long long status;
+	struct attempt *a;
+	size_t i;
+
+	if (reply == NULL) {
+		log_warnx("namespace %s: %s of %s lost with the connection: "
+		          "its lease expires, then it is retried",
+		    d->ns->name, names[c->kind],
+		    c->what != NULL ? c->what : "leases");
+		goto out;
+	}
+	if (reply->type == REDIS_REPLY_ERROR) {
+		log_errorx("namespace %s: %s of %s failed: %s", d->ns->name,
+		    names[c->kind], c->what != NULL ? c->what : "leases",
+		    reply->str);
+		goto out;
+	}
+	switch (c->kind) {
+	case CALL_ACK:
+	case CALL_RETRY:
+		/* ack answers 1 or 0; retry { status, due }. */
+		if (reply->type == REDIS_REPLY_INTEGER)
+			status = reply->integer;
+		else if (aconn_reply_int(reply, 0, &status) != 0)
+			status = -1;
+		if (status == 0) {
+			d->st.stale++;
+			log_info("namespace %s: %s of %s was stale: its lease "
+			         "was lost, and another attempt has it",
+			    d->ns->name, names[c->kind], c->what);
+		}
+		break;
+	case CALL_EXTEND:
+		if (reply->type != REDIS_REPLY_ARRAY ||
+		    reply->elements != c->nseqs)
+			break;
+		for (i = 0; i < reply->elements; i++) {
+			if (reply->element[i]->type != REDIS_REPLY_INTEGER ||
+			    reply->element[i]->integer != 0)
+				continue;
+			a = find_seq(d, c->seqs[i]);
+			if (a == NULL)
+				continue;
+			/* Another reactor recovered it: stop; write nothing. */
+			d->st.lease_lost++;
+			log_warnx("namespace %s: lease of event attempt %u "
+			          "lost (held longer than lease?); cancelled",
+			    d->ns->name, a->attempt);
+			TAILQ_REMOVE(&d->running, a, entry);
+			d->nrunning--;
+			attempt_cancel(a);
+			if (d->stopping)
+				check_done(d);
+			else if (d->slot != NULL)
+				d->slot(d->slot_arg);
+		}
+		break;
+	case CALL_RELEASE:
+		break;
+	}
+out:
+	call_free(c);
+}
+
+/* Send a call; on failure (not connected) the lease expiry covers it. */
+static void
+send_call(struct delivery *d, struct rcmd *cmd, struct call *c)
+{
+	if (link_command(d->link, call_cb, c, cmd) != 0) {
+		log_warnx("namespace %s: cannot send %s now (not connected): "
+		          "its lease expires, then it is retried",
+		    d->ns->name, c->what != NULL ? c->what : "extend");
+		call_free(c);
+	}
+}
+
+static void
+fcall_head(struct rcmd *cmd, const char *fn, int nkeys)
+{
+	rcmd_init(cmd);
+	rcmd_add_str(cmd, "FCALL");
+	rcmd_add_str(cmd, fn);
+	rcmd_addf(cmd, "%d", nkeys);
+}
+
+/* The fence of an attempt: ID DUE ATTEMPT. */
+static void
+add_fence(struct rcmd *cmd, const struct attempt *a)
+{
+	rcmd_add(cmd, a->id, a->idlen);
+	rcmd_addf(cmd, "%" PRId64, a->due);
+	rcmd_addf(cmd, "%u", a->attempt);
+}
+
+static void
+send_ack(struct delivery *d, struct attempt *a)
+{
+	struct rcmd cmd;
+
+	fcall_head(&cmd, "lapse_ack", 2);
+	rcmd_add_str(&cmd, d->key_jobs);
+	rcmd_add_str(&cmd, d->key_inflight);
+	rcmd_add_str(&cmd, d->ns->name);
+	add_fence(&cmd, a);
+	send_call(d, &cmd, call_new(d, CALL_ACK, a));
+	rcmd_free(&cmd);
+}
+
+static void
+send_retry(struct delivery *d, struct attempt *a, uint64_t delay,
+    const char *error, int dead)
+{
+	struct rcmd cmd;
+
+	fcall_head(&cmd, "lapse_retry", 4);
+	rcmd_add_str(&cmd, d->key_due);
+	rcmd_add_str(&cmd, d->key_jobs);
+	rcmd_add_str(&cmd, d->key_inflight);
+	rcmd_add_str(&cmd, d->key_dead);
+	rcmd_add_str(&cmd, d->ns->name);
+	add_fence(&cmd, a);
+	rcmd_addf(&cmd, "%" PRIu64, delay);
+	rcmd_add_str(&cmd, d->max_attempts);
+	rcmd_add_str(&cmd, d->dead_maxlen);
+	rcmd_add(&cmd, error, strnlen(error, DELIVERY_ERROR_MAX));
+	if (dead)
+		rcmd_add_str(&cmd, "dead");
+	send_call(d, &cmd, call_new(d, CALL_RETRY, a));
+	rcmd_free(&cmd);
+}
+
+/* Release attempts (at most DELIVERY_CALL_MAX): due again, not counted. */
+static void
+send_release(struct delivery *d, struct attempt **list, size_t n)
+{
+	struct rcmd cmd;
+	size_t i;
+
+	if (n == 0)
+		return;
+	fcall_head(&cmd, "lapse_release", 3);
+	rcmd_add_str(&cmd, d->key_due);
+	rcmd_add_str(&cmd, d->key_jobs);
+	rcmd_add_str(&cmd, d->key_inflight);
+	rcmd_add_str(&cmd, d->ns->name);
+	for (i = 0; i < n; i++)
+		add_fence(&cmd, list[i]);
+	send_call(d, &cmd, call_new(d, CALL_RELEASE, NULL));
+	rcmd_free(&cmd);
+	d->st.released += n;
+}
+
+static void
+check_done(struct delivery *d)
+{
+	delivery_done_cb *done = d->done;
+
+	if (!d->stopping || d->nrunning > 0 || done == NULL)
+		return;
+	d->done = NULL;
+	evtimer_del(d->stop_timer);
+	evtimer_del(d->extend_timer);
+	done(d->done_arg);
+}
+
+/*
+ * The outcome of attempt a: written back, its slot freed. error is NULL
+ * on success; dead sends it straight to the dead stream.
+ */
+static void
+attempt_end(
+    struct attempt *a, const char *error, int dead, int64_t retry_after_ms)
+{
+	struct delivery *d = a->d;
+	char buf[DURATION_BUFSIZE], *id;
+	uint32_t random;
+	uint64_t delay = 0;
+
+	TAILQ_REMOVE(&d->running, a, entry);
+	d->nrunning--;
+	if (error == NULL) {
+		d->st.succeeded++;
+		send_ack(d, a);
+	} else {
+		if (!dead) {
+			evutil_secure_rng_get_bytes(&random, sizeof random);
+			delay = retry_delay(
+			    &d->dc->retry, a->attempt, random, retry_after_ms);
+		}
+		id = show_id(a->id, a->idlen);
+		if (dead || a->attempt >= d->dc->max_attempts) {
+			d->st.dead++;
+			log_warnx("namespace %s: event \"%s\" attempt %u "
+			          "failed: %s; to the dead stream",
+			    d->ns->name, id, a->attempt, error);
+		} else {
+			d->st.failed++;
+			log_info("namespace %s: event \"%s\" attempt %u of "
+			         "%u failed: %s; next in %s",
+			    d->ns->name, id, a->attempt, d->dc->max_attempts,
+			    error, duration_format(delay, buf, sizeof buf));
+		}
+		free(id);
+		send_retry(d, a, delay, error, dead);
+	}
+	attempt_free(a);
+	if (d->stopping)
+		check_done(d);
+	else if (d->slot != NULL)
+		d->slot(d->slot_arg);
+}
+
+/* Whether s (len bytes) starts with one of the allow-url prefixes. */
+static int
+url_allowed(const struct conf_delivery *dc, const char *url)
+{
+	size_t i;
+
+	for (i = 0; i < dc->nallow; i++) {
+		if (strncmp(url, dc->allow_url[i], strlen(dc->allow_url[i])) ==
+		    0)
+			return (1);
+	}
+	return (0);
+}
+
+static void
+http_cb(const struct webhook_result *r, void *arg)
+{
+	struct attempt *a = arg;
+	char *error;
+
+	a->call = NULL;
+	if (r->error != NULL) {
+		attempt_end(a, r->error, 0, -1);
+		return;
+	}
+	if (r->status >= 200 && r->status <= 299) {
+		attempt_end(a, NULL, 0, -1);
+		return;
+	}
+	if (r->bodylen > 0 && log_enabled(LOG_LEVEL_DEBUG))
+		log_debug("namespace %s: HTTP %d, body: %.*s", a->d->ns->name,
+		    r->status, (int)(r->bodylen > 512 ? 512 : r->bodylen),
+		    r->body);
+	if (r->status >= 300 && r->status <= 399)
+		xasprintf(
+		    &error, "HTTP %d (redirects are not followed)", r->status);
+	else
+		xasprintf(&error, "HTTP %d", r->status);
+	attempt_end(a, error, delivconf_dead_code(a->d->dc, r->status),
+	    r->retry_after_ms);
+	free(error);
+}
+
+/* The Redis clock's time in seconds, for webhook-timestamp. */
+static int64_t
+server_seconds(const struct delivery *d)
+{
+	int64_t ms = link_server_ms(d->link);
+	struct timeval tv;
+
+	if (ms < 0) {
+		evutil_gettimeofday(&tv, NULL);
+		return ((int64_t)tv.tv_sec);
+	}
+	return (ms / 1000);
+}
+
+static void
+start_http(struct attempt *a)
+{
+	struct delivery *d = a->d;
+	const struct conf_delivery *dc = d->dc;
+	struct webhook_header h[HEADERS_MAX + 8];
+	struct webhook_req req;
+	char ts[24], attempt[16], *sig = NULL;
+	const char *url = dc->url;
+	size_t n = 0, i;
+	int has_type = 0;
+
+	if (a->url != NULL) {
+		if (!url_allowed(dc, a->url)) {
+			attempt_end(a,
+			    "its url is not under an allow-url prefix", 1, -1);
+			return;
+		}
+		url = a->url;
+	}
+	snprintf(ts, sizeof ts, "%" PRId64, server_seconds(d));
+	snprintf(attempt, sizeof attempt, "%u", a->attempt);
+	h[n++] = (struct webhook_header){ "Idempotency-Key", a->key };
+	h[n++] = (struct webhook_header){ "webhook-id", a->key };
+	h[n++] = (struct webhook_header){ "webhook-timestamp", ts };
+	if (dc->signing_key != NULL) {
+		sig = sign_v1(dc->signing_key, dc->signing_keylen, a->key,
+		    (int64_t)strtoll(ts, NULL, 10), a->payload, a->plen);
+		h[n++] = (struct webhook_header){ "webhook-signature", sig };
+	}
+	h[n++] = (struct webhook_header){ "Lapse-Attempt", attempt };
+	h[n++] = (struct webhook_header){ "User-Agent",
+		PACKAGE_NAME "/" PACKAGE_VERSION };
+	for (i = 0; i < dc->nheaders; i++) {
+		if (strcasecmp(dc->headers[i].name, "Content-Type") == 0)
+			has_type = 1;
+		h[n++] = (struct webhook_header){ dc->headers[i].name,
+			dc->headers[i].value };
+	}
+	if (!has_type)
+		h[n++] = (struct webhook_header){ "Content-Type",
+			"application/octet-stream" };
+	memset(&req, 0, sizeof req);
+	req.url = url;
+	req.body = a->payload;
+	req.bodylen = a->plen;
+	req.headers = h;
+	req.nheaders = n;
+	req.timeout_ms = dc->timeout_ms;
+	a->call = webhook_send(d->http, &req, http_cb, a);
+	free(sig);
+}
+
+static void
+exec_cb(const struct spawn_result *r, void *arg)
+{
+	struct attempt *a = arg;
+	char *error;
+
+	a->sp = NULL;
+	if (a->cancelled) {
+		TAILQ_REMOVE(&a->d->cancelled, a, entry);
+		attempt_free(a);
+		return;
+	}
+	if (r->spawn_errno == 0 && !r->timed_out && r->signal == 0 &&
+	    r->status == 0) {
+		attempt_end(a, NULL, 0, -1);
+		return;
+	}
+	error = spawn_describe(r, DELIVERY_ERROR_MAX);
+	attempt_end(a, error,
+	    r->spawn_errno == 0 && !r->timed_out && r->signal == 0 &&
+	        delivconf_dead_code(a->d->dc, r->status),
+	    -1);
+	free(error);
+}
+
+static void
+start_exec(struct attempt *a)
+{
+	struct delivery *d = a->d;
+	struct spawn_opts o;
+	char *env[6], *id;
+	size_t i;
+
+	id = xmalloc(a->idlen + 1);
+	memcpy(id, a->id, a->idlen);
+	id[a->idlen] = '\0';
+	xasprintf(&env[0], "LAPSE_NS=%s", d->ns->name);
+	xasprintf(&env[1], "LAPSE_ID=%s", id);
+	xasprintf(&env[2], "LAPSE_DUE=%" PRId64, a->due);
+	xasprintf(&env[3], "LAPSE_ATTEMPT=%u", a->attempt);
+	xasprintf(&env[4], "LAPSE_IDEMPOTENCY_KEY=%s", a->key);
+	env[5] = NULL;
+	free(id);
+
+	memset(&o, 0, sizeof o);
+	o.argv = d->dc->command;
+	o.env = env;
+	o.input = a->payload;
+	o.inputlen = a->plen;
+	o.timeout_ms = d->dc->timeout_ms;
+	o.kill_after_ms = DELIVERY_KILL_AFTER_MS;
+	o.capture_max = DELIVERY_OUTPUT_MAX;
+	a->sp = spawn_start(d->base, &o, exec_cb, a);
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+}
+
+static void
+attempt_start(struct attempt *a)
+{
+	a->d->st.started++;
+	if (a->d->ns->sink == CONF_SINK_HTTP)
+		start_http(a);
+	else
+		start_exec(a);
+}
+
+/* One record of a sweep reply, checked; NULL when it makes no sense. */
+static struct attempt *
+attempt_new(struct delivery *d, redisReply **f)
+{
+	struct attempt *a;
+	char *cause = NULL;
+
+	if (f[0]->type != REDIS_REPLY_STRING ||
+	    f[1]->type != REDIS_REPLY_INTEGER ||
+	    f[2]->type != REDIS_REPLY_INTEGER ||
+	    f[3]->type != REDIS_REPLY_STRING ||
+	    f[4]->type != REDIS_REPLY_STRING)
+		return (NULL);
+	if (names_check_id(f[0]->str, f[0]->len, &cause) != 0) {
+		free(cause);
+		return (NULL);
+	}
+	if (f[1]->integer < 0 || f[1]->integer > CLOCK_MS_MAX ||
+	    f[2]->integer < 1 || f[2]->integer > DELIVCONF_MAX_ATTEMPTS_MAX)
+		return (NULL);
+	a = xcalloc(1, sizeof *a);
+	a->d = d;
+	a->seq = ++d->seq;
+	a->id = xmemdup(f[0]->str, f[0]->len);
+	a->idlen = f[0]->len;
+	a->due = f[1]->integer;
+	a->attempt = (unsigned int)f[2]->integer;
+	a->payload = xmemdup(f[3]->str, f[3]->len);
+	a->plen = f[3]->len;
+	if (f[4]->len > 0)
+		a->url = xmemdup(f[4]->str, f[4]->len);
+	xasprintf(&a->key, "%s/%.*s/%" PRId64, d->ns->name, (int)a->idlen,
+	    a->id, a->due);
+	return (a);
+}
+
+int
+delivery_take(struct delivery *d, const redisReply *records)
+{
+	struct attempt *a, *release[DELIVERY_CALL_MAX];
+	size_t i, nrelease = 0;
+	int taken = 0;
+
+	if (records->type != REDIS_REPLY_ARRAY ||
+	    records->elements % DELIVERY_RECORD_FIELDS != 0)
+		return (-1);
+	for (i = 0; i < records->elements; i += DELIVERY_RECORD_FIELDS) {
+		a = attempt_new(d, records->element + i);
+		if (a == NULL) {
+			/* Its lease expires, and a sweep retries it. */
+			d->st.bad_records++;
+			log_errorx("namespace %s: a sweep returned a record "
+			           "that makes no sense; left to its lease",
+			    d->ns->name);
+			continue;
+		}
+		taken++;
+		if (d->stopping) {
+			release[nrelease++] = a;
+			if (nrelease == DELIVERY_CALL_MAX) {
+				send_release(d, release, nrelease);
+				while (nrelease > 0)
+					attempt_free(release[--nrelease]);
+			}
+			continue;
+		}
+		TAILQ_INSERT_TAIL(&d->running, a, entry);
+		d->nrunning++;
+		attempt_start(a);
+	}
+	send_release(d, release, nrelease);
+	while (nrelease > 0)
+		attempt_free(release[--nrelease]);
+	return (taken);
+}
+
+unsigned int
+delivery_slots(const struct delivery *d)
+{
+	if (d->stopping || d->nrunning >= d->dc->concurrency)
+		return (0);
+	return (d->dc->concurrency - d->nrunning);
+}
+
+/* Renew the leases of every attempt running, in calls of at most 1000. */
+static void
+extend_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct delivery *d = arg;
+	struct attempt *a;
+	struct rcmd cmd;
+	struct call *c = NULL;
+
+	TAILQ_FOREACH(a, &d->running, entry)
+	{
+		if (c == NULL) {
+			c = call_new(d, CALL_EXTEND, NULL);
+			c->seqs = xreallocarray(
+			    NULL, DELIVERY_CALL_MAX, sizeof *c->seqs);
+			fcall_head(&cmd, "lapse_extend", 2);
+			rcmd_add_str(&cmd, d->key_jobs);
+			rcmd_add_str(&cmd, d->key_inflight);
+			rcmd_add_str(&cmd, d->ns->name);
+			rcmd_add_str(&cmd, d->lease);
+		}
+		add_fence(&cmd, a);
+		c->seqs[c->nseqs++] = a->seq;
+		if (c->nseqs == DELIVERY_CALL_MAX) {
+			send_call(d, &cmd, c);
+			rcmd_free(&cmd);
+			c = NULL;
+		}
+	}
+	if (c != NULL) {
+		send_call(d, &cmd, c);
+		rcmd_free(&cmd);
+	}
+}
+
+/* The stop deadline: cancel what still runs, and release it. */
+static void
+stop_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct delivery *d = arg;
+	struct attempt *a, *release[DELIVERY_CALL_MAX];
+	size_t n = 0;
+
+	if (d->nrunning > 0)
+		log_warnx("namespace %s: %u attempt%s still running after "
+		          "timeout: cancelled and released",
+		    d->ns->name, d->nrunning, d->nrunning == 1 ? "" : "s");
+	while ((a = TAILQ_FIRST(&d->running)) != NULL) {
+		TAILQ_REMOVE(&d->running, a, entry);
+		d->nrunning--;
+		release[n++] = a;
+		if (n == DELIVERY_CALL_MAX || TAILQ_EMPTY(&d->running)) {
+			send_release(d, release, n);
+			while (n > 0)
+				attempt_cancel(release[--n]);
+		}
+	}
+	check_done(d);
+}
+
+int
+delivery_stop(struct delivery *d, delivery_done_cb *done, void *arg)
+{
+	struct timeval tv;
+
+	d->stopping = 1;
+	if (d->nrunning == 0) {
+		evtimer_del(d->extend_timer);
+		return (0);
+	}
+	log_info("namespace %s: letting %u attempt%s finish (at most %" PRIu64
+	         " ms)",
+	    d->ns->name, d->nrunning, d->nrunning == 1 ? "" : "s",
+	    d->dc->timeout_ms);
+	d->done = done;
+	d->done_arg = arg;
+	tv.tv_sec = (time_t)(d->dc->timeout_ms / 1000);
+	tv.tv_usec = (suseconds_t)(d->dc->timeout_ms % 1000) * 1000;
+	evtimer_add(d->stop_timer, &tv);
+	return (1);
+}
+
+struct delivery *
+delivery_new(struct event_base *base, struct evdns_base *dns,
+    const struct conf *cfg, const struct conf_ns *ns, struct link *link,
+    delivery_slot_cb *slot, void *arg, char **cause)
+{
+	struct delivery *d;
+	struct webhook_tls tls;
+	struct timeval tv;
+	uint64_t every;
+
+	d = xcalloc(1, sizeof *d);
+	d->base = base;
+	d->cfg = cfg;
+	d->ns = ns;
+	d->dc = &ns->delivery;
+	d->link = link;
+	d->slot = slot;
+	d->slot_arg = arg;
+	TAILQ_INIT(&d->running);
+	TAILQ_INIT(&d->cancelled);
+	if (ns->sink == CONF_SINK_HTTP) {
+		memset(&tls, 0, sizeof tls);
+		tls.ca_file = d->dc->ca_file;
+		d->http = webhook_client_new(base, dns, &tls, cause);
+		if (d->http == NULL) {
+			free(d);
+			return (NULL);
+		}
+	}
+	d->key_due = names_key(ns->name, "due");
+	d->key_jobs = names_key(ns->name, "jobs");
+	d->key_inflight = names_key(ns->name, "inflight");
+	d->key_dead = names_key(ns->name, "dead");
+	snprintf(d->lease, sizeof d->lease, "%" PRIu64, d->dc->lease_ms);
+	snprintf(
+	    d->max_attempts, sizeof d->max_attempts, "%u", d->dc->max_attempts);
+	snprintf(d->dead_maxlen, sizeof d->dead_maxlen, "%" PRIu64,
+	    d->dc->dead_maxlen);
+
+	d->extend_timer = event_new(base, -1, EV_PERSIST, extend_cb, d);
+	d->stop_timer = evtimer_new(base, stop_timer_cb, d);
+	if (d->extend_timer == NULL || d->stop_timer == NULL)
+		fatalx("delivery_new: cannot create timers");
+	every = d->dc->lease_ms / 3;
+	if (every < DELIVERY_EXTEND_MIN_MS)
+		every = DELIVERY_EXTEND_MIN_MS;
+	tv.tv_sec = (time_t)(every / 1000);
+	tv.tv_usec = (suseconds_t)(every % 1000) * 1000;
+	evtimer_add(d->extend_timer, &tv);
+	return (d);
+}
+
+void
+delivery_free(struct delivery *d)
+{
+	struct attempt *a;
+
+	if (d == NULL)
+		return;
+	/*
+	 * At exit: requests are dropped; commands are killed (their
+	 * callbacks, which spawn_shutdown() then never calls, would free
+	 * their attempts).
+	 */
+	while ((a = TAILQ_FIRST(&d->running)) != NULL) {
+		TAILQ_REMOVE(&d->running, a, entry);
+		attempt_cancel(a);
+	}
+	while ((a = TAILQ_FIRST(&d->cancelled)) != NULL) {
+		TAILQ_REMOVE(&d->cancelled, a, entry);
+		attempt_free(a);
+	}
+	if (d->http != NULL)
+		webhook_client_free(d->http);
+	event_free(d->extend_timer);
+	event_free(d->stop_timer);
+	free(d->key_due);
+	free(d->key_jobs);
+	free(d->key_inflight);
+	free(d->key_dead);
+	free(d);
+}
+
+void
+delivery_stats(const struct delivery *d, struct delivery_stats *st)
+{
+	*st = d->st;
+	st->running = d->nrunning;
+}

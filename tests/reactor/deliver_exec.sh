@@ -1,0 +1,171 @@
+#!/bin/bash
+# sink = exec: the configured command, never through a shell, with the
+# payload on stdin byte for byte (a payload of "$(...)" runs nothing), the
+# LAPSE_* variables of SPEC, its words as written; exit 0 acknowledged,
+# another status retried with its output as the error, dead-exit (65)
+# straight to the dead stream; a command that hangs is killed with its
+# process group at the timeout; one that leaves a grandchild holding its
+# output does not hold up its attempt; one that ignores SIGTERM while
+# lapsed stops is killed and its event released, so another reactor takes
+# it at once with the attempt not counted.
+. "$TESTS_LIB"
+t_start 150
+redis_start
+
+left() {
+	printf '%s%s%s' "$(rcli ZCARD "lapse:{$1}:inflight")" \
+	    "$(rcli ZCARD "lapse:{$1}:due")" "$(rcli HLEN "lapse:{$1}:jobs")"
+}
+dead() {
+	rcli -2 --json XRANGE "lapse:{$1}:dead" - + | jq -r '.[] | .[1] |
+	    [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
+	    "\(.id)|\(.attempts)|\(.error)"' | sort
+}
+
+# record.sh: keeps what it was given, one directory per run.
+cat >"$T_DIR/record.sh" <<EOF
+#!/bin/sh
+d=\$(mktemp -d "$T_DIR/runs/run.XXXXXX")
+cat >"\$d/stdin"
+printf '%s\n' "\$@" >"\$d/args"
+env | grep -E '^LAPSE_(NS|ID|DUE|ATTEMPT|IDEMPOTENCY_KEY)=' | sort >"\$d/env"
+env | grep -c '^PATH=' >"\$d/path"
+exit 0
+EOF
+# flaky.sh: fails its first attempt, with some output.
+cat >"$T_DIR/flaky.sh" <<'EOF'
+#!/bin/sh
+cat >/dev/null
+if [ "$LAPSE_ATTEMPT" = 1 ]; then
+	echo "not yet ($LAPSE_ID)"
+	exit 3
+fi
+echo "$LAPSE_IDEMPOTENCY_KEY $LAPSE_ATTEMPT" >>"${0%/*}/flaky.done"
+EOF
+cat >"$T_DIR/baddata.sh" <<'EOF'
+#!/bin/sh
+echo "cannot parse the payload" >&2
+exit 65
+EOF
+cat >"$T_DIR/hang.sh" <<'EOF'
+#!/bin/sh
+echo $$ >"${0%/*}/hang.pid"
+sleep 60 &
+echo $! >"${0%/*}/hang.child"
+wait
+EOF
+cat >"$T_DIR/orphan.sh" <<'EOF'
+#!/bin/sh
+cat >/dev/null
+sleep 60 &
+echo $! >>"${0%/*}/orphan.pids"
+echo started
+exit 0
+EOF
+cat >"$T_DIR/stubborn.sh" <<'EOF'
+#!/bin/sh
+trap '' TERM
+echo "$LAPSE_ATTEMPT" >>"${0%/*}/stubborn.$(basename "$LAPSE_ID")"
+if [ -e "${0%/*}/stubborn.ok" ]; then exit 0; fi
+sleep 30
+EOF
+chmod +x "$T_DIR"/*.sh
+mkdir "$T_DIR/runs"
+
+exec_ns() {
+	printf '%s\n' "[namespace $1]" "sink = exec" "command = $2"
+}
+# Words as written: quotes kept together, nothing expanded.
+# shellcheck disable=SC2016
+lapsed_conf r1 \
+    "$(exec_ns rec "$T_DIR/record.sh 'a b' \"c\\\"d\" \$HOME *")" \
+    "$(exec_ns flaky "$T_DIR/flaky.sh")" "retry = 200ms" \
+    "$(exec_ns bad "$T_DIR/baddata.sh")" \
+    "$(exec_ns hang "$T_DIR/hang.sh")" "timeout = 1s" "lease = 5s" \
+    "max-attempts = 1" \
+    "$(exec_ns orphan "$T_DIR/orphan.sh")" "timeout = 20s" "lease = 30s"
+lapsed_start r1
+wait_for 20 "lapsed to listen" lapsed_ready r1
+
+# --- stdin, environment, words -------------------------------------------
+printf 'line 1\n$(touch %s/pwned)\n`touch %s/pwned2`\n\x01\xff end' \
+    "$T_DIR" "$T_DIR" >"$T_DIR/payload"
+lapse_cli schedule rec 'x:"1"' --in 100ms --payload-file "$T_DIR/payload" \
+    >/dev/null
+wait_until 10 "the run" '[ "$(left rec)" = 000 ]'
+run=$(ls -d "$T_DIR"/runs/run.* | head -1)
+t_is "one run" "$(ls -d "$T_DIR"/runs/run.* | wc -l)" 1
+t_is "the payload reaches stdin byte for byte" \
+    "$(cmp "$T_DIR/payload" "$run/stdin" && echo same)" same
+t_is "and nothing in it ran" \
+    "$(ls "$T_DIR"/pwned* 2>/dev/null | wc -l)" 0
+t_is "the words as written: quotes kept, nothing expanded or globbed" \
+    "$(cat "$run/args")" "$(printf '%s\n' 'a b' 'c"d' '$HOME' '*')"
+t_is "lapsed's environment is inherited" "$(cat "$run/path")" 1
+t_match "LAPSE_NS, LAPSE_ID, LAPSE_DUE, LAPSE_ATTEMPT, LAPSE_IDEMPOTENCY_KEY" \
+    "$(tr '\n' ' ' <"$run/env")" \
+    '^LAPSE_ATTEMPT=1 LAPSE_DUE=([0-9]{13}) LAPSE_ID=x:"1" LAPSE_IDEMPOTENCY_KEY=rec/x:"1"/\1 LAPSE_NS=rec $'
+
+# --- exit statuses -------------------------------------------------------
+lapse_cli schedule flaky f1 --in 100ms >/dev/null
+lapse_cli schedule bad b1 --in 100ms >/dev/null
+wait_until 10 "the retry" '[ -s "$T_DIR/flaky.done" ] && [ "$(left flaky)" = 000 ]'
+t_match "exit 3: retried, and the second attempt succeeded, same key" \
+    "$(cat "$T_DIR/flaky.done")" '^flaky/f1/[0-9]{13} 2$'
+t_match "the failure is logged with its output" \
+    "$(grep 'event "f1" attempt 1' "$T_DIR/r1.log")" \
+    'attempt 1 of 10 failed: exit status 3.*not yet \(f1\).*; next in 200ms'
+wait_until 10 "the dead" '[ "$(rcli XLEN "lapse:{bad}:dead")" = 1 ]'
+t_match "exit 65 (dead-exit): dead at once, with stderr in the error" \
+    "$(dead bad)" '^b1\|1\|exit status 65.*cannot parse the payload'
+
+# --- a hanging command: its process group is killed ----------------------
+lapse_cli schedule hang h1 --in 100ms >/dev/null
+wait_until 15 "the timeout" '[ "$(rcli XLEN "lapse:{hang}:dead")" = 1 ]'
+t_match "timed out after 1s" "$(dead hang)" '^h1\|1\|timed out after 1s'
+# alive PID: running, not a zombie waiting for init to reap it.
+alive() {
+	kill -0 "$1" 2>/dev/null &&
+	    ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+t_is "the command and its child are gone" \
+    "$(alive "$(cat "$T_DIR/hang.pid")" && echo alive;
+       alive "$(cat "$T_DIR/hang.child")" && echo alive)" ""
+
+# --- a grandchild holding the output does not hold up the attempt --------
+lapse_cli schedule orphan o1 --in 100ms >/dev/null
+wait_until 10 "the ack" '[ "$(left orphan)" = 000 ]'
+t_is "acknowledged while its grandchild still runs" \
+    "$(alive "$(cat "$T_DIR/orphan.pids")" && echo running)" \
+    running
+kill "$(cat "$T_DIR/orphan.pids")" 2>/dev/null
+
+lapsed_stop r1
+t_is "SIGTERM: exit 0" "$?" 0
+
+# --- SIGTERM with a command that ignores it: killed, released ------------
+stub() {
+	printf '%s\n' "$(exec_ns stub "$T_DIR/stubborn.sh")" "timeout = 2s" \
+	    "lease = 1h" "retry = 1h"
+}
+lapsed_conf s1 "$(stub)"
+lapsed_start s1
+wait_for 20 "s1 to listen" lapsed_ready s1
+lapse_cli schedule stub s --in 100ms >/dev/null
+wait_until 10 "the attempt" '[ -s "$T_DIR/stubborn.s" ]'
+lapsed_stop s1
+t_is "s1 exits 0" "$?" 0
+t_match "the attempt left running at the timeout is released" \
+    "$(grep 'still running after timeout' "$T_DIR/s1.log")" \
+    'namespace stub: 1 attempt still running after timeout: cancelled and released'
+t_is "due again at once, not in flight, attempt not counted" \
+    "$(left stub):$(lapse_cli get stub s | jq -r '[.state, .attempts] | @tsv')" \
+    "$(printf '011:pending\t0')"
+: >"$T_DIR/stubborn.ok"
+lapsed_conf s2 "$(stub)"
+lapsed_start s2
+wait_until 10 "s2 to run it" '[ "$(left stub)" = 000 ]'
+t_is "another reactor ran it at once (the lease is 1 h), as attempt 1 again" \
+    "$(tr '\n' ' ' <"$T_DIR/stubborn.s")" "1 1 "
+lapsed_stop s2
+t_done

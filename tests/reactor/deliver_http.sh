@@ -1,0 +1,180 @@
+#!/bin/bash
+# sink = http against a receiver the test starts (tests/hookrecv): every
+# event POSTed with its payload and the headers of SPEC (idempotency key
+# NS/id/due on every attempt, Lapse-Attempt, webhook-timestamp on the
+# Redis clock, a Standard Webhooks signature checked here with openssl,
+# the header file's headers); failures retried at the configured spacing
+# with the same key; Retry-After honoured; after max-attempts, or at once
+# for a dead-status, the dead stream with the error; timeouts, resets and
+# redirects are failures; a 10 MB answer is read no further than needed;
+# an event's own URL only under allow-url; nothing left in flight.
+. "$TESTS_LIB"
+t_start 150
+redis_start
+hookrecv_start r
+BASE=http://127.0.0.1:$HOOK_PORT_r
+
+# reqs PREFIX: the receiver's log lines of requests whose path starts so.
+reqs() {
+	hook_requests r "(.path | startswith(\"$1\"))"
+}
+nreqs() {
+	reqs "$1" | wc -l
+}
+# dead NS: the dead stream's entries as "id|attempts|error" lines.
+dead() {
+	rcli -2 --json XRANGE "lapse:{$1}:dead" - + | jq -r '.[] | .[1] |
+	    [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
+	    "\(.id)|\(.attempts)|\(.error)"' | sort
+}
+left() {
+	printf '%s%s%s' "$(rcli ZCARD "lapse:{$1}:inflight")" \
+	    "$(rcli ZCARD "lapse:{$1}:due")" "$(rcli HLEN "lapse:{$1}:jobs")"
+}
+
+SECRET='lapse test secret'
+printf 'whsec_%s\n' "$(printf '%s' "$SECRET" | base64)" >"$T_DIR/h.secret"
+printf '# extra\nAuthorization: Bearer tok3n\nContent-Type: application/json\n' \
+    >"$T_DIR/h.headers"
+http() {
+	printf '%s\n' "[namespace $1]" "sink = http" "url = $BASE/$2"
+}
+lapsed_conf r1 \
+    "$(http ok ok/)" "signing-secret-file = $T_DIR/h.secret" \
+    "header-file = $T_DIR/h.headers" "allow-url = $BASE/ok/cb/" \
+    "$(http flaky fail/2/)" "retry = 300ms, 600ms" "max-attempts = 4" \
+    "$(http gone status/500/)" "retry = 100ms" "max-attempts = 2" \
+    "$(http g410 status/410/)" \
+    "$(http later retry-after/1/)" "retry = 100ms" "max-attempts = 2" \
+    "$(http hang hang/)" "timeout = 500ms" "lease = 3s" "max-attempts = 1" \
+    "$(http redir redirect/)" "max-attempts = 1" \
+    "$(http big big/10000000/)" \
+    "$(http reset reset/)" "max-attempts = 1"
+lapsed_start r1
+wait_for 20 "lapsed to listen" lapsed_ready r1
+
+# --- success: the request a receiver gets --------------------------------
+for i in $(seq 1 20); do
+	lapse_cli schedule ok "e$i" --in 200ms --payload "{\"n\":$i}" >/dev/null
+done
+wait_until 20 "20 deliveries" '[ "$(nreqs /ok/)" -ge 20 ]'
+sleep 0.3
+t_is "20 events: 20 requests, one per idempotency key" \
+    "$(nreqs /ok/):$(reqs /ok/ | jq -r .key | sort -u | wc -l)" "20:20"
+t_is "the key is NS/id/due and webhook-id is the same" \
+    "$(reqs /ok/ | jq -r 'select((.key | test("^ok/e[0-9]+/[0-9]{13}$") |
+        not) or .headers["webhook-id"] != .key) | .key')" ""
+t_is "each due in a key is the event's due time" \
+    "$(reqs /ok/ | jq -r '.key' | awk -F/ '{ print $3 }' | sort -u |
+        while read -r d; do [ "$d" -gt 1600000000000 ] || echo "$d"; done)" ""
+t_is "attempt 1, the payload as the body, POST" \
+    "$(reqs /ok/ | jq -r 'select(.attempt != "1" or .method != "POST" or
+        .body != ("{\"n\":" + (.key | split("/")[1] | ltrimstr("e")) +
+        "}")) | .key')" ""
+t_is "the header file's headers; lapsed's User-Agent" \
+    "$(reqs /ok/ | jq -r '[.headers.authorization, .headers["content-type"],
+        (.headers["user-agent"] | startswith("lapse/"))] | @tsv' | sort -u)" \
+    "$(printf 'Bearer tok3n\tapplication/json\ttrue')"
+now_s=$(($(redis_time_ms) / 1000))
+t_is "webhook-timestamp is the Redis clock's, in seconds" \
+    "$(reqs /ok/ | jq -r '.headers["webhook-timestamp"]' | sort -u |
+        while read -r ts; do
+		[ $((now_s - ts)) -ge 0 ] && [ $((now_s - ts)) -le 30 ] ||
+		    echo "bad $ts"
+	done)" ""
+# Standard Webhooks: base64(HMAC-SHA256(secret, id.timestamp.body)),
+# checked with openssl rather than lapse's own code.
+bad_sigs=0
+while IFS=$'\t' read -r id ts body sig; do
+	want=$(printf '%s.%s.%s' "$id" "$ts" "$body" |
+	    openssl dgst -sha256 -mac HMAC -macopt "key:$SECRET" -binary |
+	    base64)
+	[ "$sig" = "v1,$want" ] || bad_sigs=$((bad_sigs + 1))
+done < <(reqs /ok/ | jq -r '[.headers["webhook-id"],
+    .headers["webhook-timestamp"], .body, .headers["webhook-signature"]] |
+    @tsv')
+t_is "every signature verifies with openssl" "$bad_sigs" 0
+t_is "acknowledged: nothing in flight, pending or recorded" "$(left ok)" 000
+t_is "the secret never reaches the log" \
+    "$(grep -c -e "$SECRET" -e tok3n "$T_DIR/r1.log")" 0
+
+# --- retries: spacing, same key, attempt numbers --------------------------
+for i in 1 2 3; do
+	lapse_cli schedule flaky "f$i" --in 100ms --payload "f$i" >/dev/null
+done
+wait_until 20 "9 attempts" '[ "$(nreqs /fail/2/)" -ge 9 ]'
+wait_until 10 "the acks" '[ "$(left flaky)" = 000 ]'
+t_is "2 failures then success: attempts 1, 2, 3 under one key each" \
+    "$(reqs /fail/2/ | jq -r '[.key, .attempt, .status] | @tsv' |
+        sort | awk -F'\t' '{ k[$1] = k[$1] $2 ":" $3 " " }
+        END { for (i in k) print k[i] }' | sort -u)" "1:500 2:500 3:200 "
+t_is "attempts spaced at least 300 ms, then 600 ms (the Redis clock)" \
+    "$(reqs /fail/2/ | jq -r '[.key, .ms] | @tsv' | sort -k1,1 -k2n |
+        awk -F'\t' '$1 == k { d = $2 - t; n++
+            if ((n == 1 && d < 300) || (n == 2 && d < 600) || d > 5000)
+                print "bad " k " " n " " d }
+        $1 != k { n = 0 } { k = $1; t = $2 }')" ""
+t_is "retried, not dead" "$(rcli XLEN 'lapse:{flaky}:dead')" 0
+
+# --- dead: after max-attempts, or at once for a dead-status ---------------
+for i in 1 2 3; do
+	lapse_cli schedule gone "d$i" --in 100ms --payload "p$i" >/dev/null
+done
+lapse_cli schedule g410 x --in 100ms >/dev/null
+wait_until 20 "3 dead" '[ "$(rcli XLEN "lapse:{gone}:dead")" = 3 ]'
+wait_until 10 "the 410" '[ "$(rcli XLEN "lapse:{g410}:dead")" = 1 ]'
+t_is "max-attempts 2: two requests each, then the dead stream" \
+    "$(nreqs /status/500/):$(dead gone | tr '\n' ' ')" \
+    "6:d1|2|HTTP 500 d2|2|HTTP 500 d3|2|HTTP 500 "
+t_is "the dead entry has id, payload, due, attempts, error, failed" \
+    "$(rcli XRANGE 'lapse:{gone}:dead' - + COUNT 1 | sed -n '2~2p' |
+        tr '\n' ' ')" "id payload due attempts error failed "
+t_is "the payload is kept" \
+    "$(rcli XRANGE 'lapse:{gone}:dead' - + COUNT 1 | sed -n 5p)" p1
+t_is "dead-status 410: dead after one request" \
+    "$(nreqs /status/410/):$(dead g410)" "1:x|1|HTTP 410"
+t_is "dead events leave nothing in flight or pending" \
+    "$(left gone)$(left g410)" 000000
+
+# --- Retry-After, timeouts, redirects, resets, big answers ---------------
+lapse_cli schedule later l --in 100ms >/dev/null
+lapse_cli schedule hang h --in 100ms >/dev/null
+lapse_cli schedule redir r --in 100ms >/dev/null
+lapse_cli schedule reset z --in 100ms >/dev/null
+lapse_cli schedule big b --in 100ms >/dev/null
+wait_until 20 "the 429s" '[ "$(rcli XLEN "lapse:{later}:dead")" = 1 ]'
+t_is "Retry-After: 1 s between the attempts, though retry says 100ms" \
+    "$(reqs /retry-after/ | jq -r .ms | paste -sd' ' |
+        awk '{ print NF, ($2 - $1 >= 1000 ? "ok" : "early " $2 - $1) }')" \
+    "2 ok"
+t_is "then dead with the status" "$(dead later)" "l|2|HTTP 429"
+wait_until 10 "the timeout" '[ "$(rcli XLEN "lapse:{hang}:dead")" = 1 ]'
+t_is "a receiver that never answers: timed out" "$(dead hang)" \
+    "h|1|timed out after 500ms"
+wait_until 10 "the redirect" '[ "$(rcli XLEN "lapse:{redir}:dead")" = 1 ]'
+t_is "a redirect is a failure, and is not followed" \
+    "$(dead redir):$(reqs /ok/ | jq -r .key | grep -c '^redir/')" \
+    "r|1|HTTP 302 (redirects are not followed):0"
+wait_until 10 "the reset" '[ "$(rcli XLEN "lapse:{reset}:dead")" = 1 ]'
+t_match "a connection reset is a failure" "$(dead reset)" \
+    '^z\|1\|connection (reset|closed)'
+wait_until 20 "the big answer acked" '[ "$(left big)" = 000 ]'
+t_is "a 10 MB answer: success, one request, nothing dead" \
+    "$(nreqs /big/):$(rcli XLEN 'lapse:{big}:dead')" "1:0"
+
+# --- an event's own URL: only under allow-url ----------------------------
+lapse_cli schedule ok own --in 100ms --url "$BASE/ok/cb/own?x=1" \
+    --payload own >/dev/null
+lapse_cli schedule ok evil --in 100ms --url "$BASE/ok/cbx/evil" >/dev/null
+wait_until 10 "the allowed URL" '[ "$(nreqs /ok/cb/own)" = 1 ]'
+wait_until 10 "the refused URL" '[ "$(rcli XLEN "lapse:{ok}:dead")" = 1 ]'
+t_is "an event's URL under allow-url is posted to" \
+    "$(reqs /ok/cb/own | jq -r '[.path + "?" + .query, .key, .body] | @tsv' |
+        sed 's/[0-9]\{13\}/DUE/')" "$(printf '/ok/cb/own?x=1\tok/own/DUE\town')"
+t_is "one outside it goes to the dead stream unposted" \
+    "$(dead ok):$(nreqs /ok/cbx/)" \
+    "evil|1|its url is not under an allow-url prefix:0"
+
+lapsed_stop r1
+t_is "SIGTERM: exit 0" "$?" 0
+t_done
