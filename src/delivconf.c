@@ -303,6 +303,11 @@ set_command(struct conf_delivery *d, const char *value, char **why)
 		free(cause);
 		return (-1);
 	}
+	if (argv[0][0] == '\0') {
+		xasprintf(why, "the program name is empty");
+		words_free(argv);
+		return (-1);
+	}
 	if (strchr(argv[0], '/') == NULL) {
 		path = find_in_path(argv[0]);
 		if (path == NULL) {

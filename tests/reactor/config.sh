@@ -75,6 +75,7 @@ PW=hunter2pw
 : >"$T_DIR/empty.pass"
 mkdir "$T_DIR/pass.d"
 printf 'X-Token: s3cretvalue\nHost: s3cretvalue\n' >"$T_DIR/bad.headers"
+printf 'whsec_s3cret!!\n' >"$T_DIR/bad.secret"
 # A lapsed that ran anyway would log to bad.log and use the private server.
 PRE="[redis]\nurl = $REDIS_URL\n[lapsed]\nlog = $T_DIR/bad.log"
 long=$(printf 'watch = %0190d' 0)
@@ -139,6 +140,14 @@ ca-file-relative|:8: ca-file: ca.pem: not an absolute path|$PRE\n[namespace t]\n
 secret-missing|:8: signing-secret-file: $T_DIR/none.secret: No such file or directory|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nsigning-secret-file = $T_DIR/none.secret
 header-file-missing|:8: header-file: $T_DIR/none.h: No such file or directory|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nheader-file = $T_DIR/none.h
 header-file-bad|:8: header-file: $T_DIR/bad.headers: line 2: header Host is set by lapsed and may not be given|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nheader-file = $T_DIR/bad.headers
+url-scheme-http|:7: url: URL scheme must be http:// or https://|$PRE\n[namespace t]\nsink = http\nurl = ftp://127.0.0.1/
+url-userinfo|:7: url: URL must not contain user info (send credentials in a header)|$PRE\n[namespace t]\nsink = http\nurl = https://u:$PW@127.0.0.1/
+url-port-http|:7: url: URL port must be a number from 1 to 65535|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:99999/
+allow-url-scheme|:8: allow-url: URL scheme must be http:// or https://|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nallow-url = https://a.example/, nope
+secret-empty|:8: signing-secret-file: $T_DIR/empty.pass: empty signing secret|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nsigning-secret-file = $T_DIR/empty.pass
+secret-base64|:8: signing-secret-file: $T_DIR/bad.secret: bad base64 after whsec_|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nsigning-secret-file = $T_DIR/bad.secret
+command-quote|:7: command: unterminated double quote|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/echo "abc
+command-empty-words|:7: command: the program name is empty|$PRE\n[namespace t]\nsink = exec\ncommand = ""''
 allow-url-host|:8: allow-url: prefix https://partner.example.com must end its host with a path, such as https://partner.example.com/|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nallow-url = https://partner.example.com
 missing-value|:6: sink: missing value|$PRE\n[namespace t]\nsink =
 not-key-value|:6: expected "key = value"|$PRE\n[namespace t]\nsink stream

@@ -366,17 +366,21 @@ static const struct bad {
 
 	/* [namespace NAME]: sinks and stream-maxlen. */
 	{ NS "\n\n\nsink = kafka\n", 0,
-	    "t.conf:5: sink: unknown sink \"kafka\" (use stream or list)" },
+	    "t.conf:5: sink: unknown sink \"kafka\" (use stream, list, http or "
+	    "exec)" },
 	{ NS "sink = list;\n", 0,
-	    "t.conf:2: sink: unknown sink \"list;\" (use stream or list)" },
+	    "t.conf:2: sink: unknown sink \"list;\" (use stream, list, http or "
+	    "exec)" },
 	{ NS "sink = Stream\n", 0,
-	    "t.conf:2: sink: unknown sink \"Stream\" (use stream or list)" },
-	{ NS "sink = http\n", 0,
-	    "t.conf:2: sink: sink http is not available in this version (use "
-	    "stream or list)" },
-	{ NS "sink = exec\n", 0,
-	    "t.conf:2: sink: sink exec is not available in this version (use "
-	    "stream or list)" },
+	    "t.conf:2: sink: unknown sink \"Stream\" (use stream, list, http "
+	    "or exec)" },
+	{ NS "sink = http\n", 0, "t.conf:1: sink http needs url" },
+	{ NS "sink = exec\n", 0, "t.conf:1: sink exec needs command" },
+	{ NS "sink = exec\ncommand = /bin/cat\n[namespace u]\nurl = "
+	     "http://h/\n",
+	    0, "t.conf:5: url: only for sink http or exec" },
+	{ NS "timeout = 5s\nsink = exec\ncommand = /bin/cat\nlease = 5s\n", 0,
+	    "t.conf:5: lease (5s) must be longer than timeout (5s)" },
 	{ NS "stream-maxlen = -1\n", 0,
 	    "t.conf:2: stream-maxlen: bad value \"-1\": expected a number from "
 	    "0 to 9007199254740992" },
@@ -444,7 +448,8 @@ static const struct bad {
 	    "(use redis:// or unix://)" },
 	{ "[foo]\nurl = http://h\n", 0, "t.conf:1: unknown section [foo]" },
 	{ NS "sink = kafka\n" COMMENT_198 "\n", 0,
-	    "t.conf:2: sink: unknown sink \"kafka\" (use stream or list)" },
+	    "t.conf:2: sink: unknown sink \"kafka\" (use stream, list, http or "
+	    "exec)" },
 
 	/* CRLF line ends do not change the messages. */
 	{ "[redis]\r\nurl = redis://h\r\nurl = redis://h\r\n", 0,
@@ -778,6 +783,66 @@ START_TEST(test_horizon)
 END_TEST
 
 /* The default URL and a parsed one, field by field. */
+/* The delivery keys: defaults, values, and keys given before sink. */
+START_TEST(test_delivery)
+{
+	static const char text[] = "[namespace h]\n"
+	                           "url = https://a.example/x\n"
+	                           "retry = 5s, 10s, 15s\n"
+	                           "max-attempts = 4\n"
+	                           "sink = http\n"
+	                           "allow-url = https://b.example/, "
+	                           "http://c.example:8080/cb/\n"
+	                           "dead-status = 410, 422\n"
+	                           "[namespace x]\n"
+	                           "sink = exec\n"
+	                           "command = cat -u 'a b'\n"
+	                           "timeout = 2s\n"
+	                           "lease = 3s\n"
+	                           "concurrency = 64\n"
+	                           "dead-maxlen = 0\n";
+	const struct conf_delivery *h, *x;
+	struct conf *conf;
+	char *cause = NULL;
+
+	ck_assert_msg(conf_parse(text, sizeof text - 1, "t.conf", NULL, &conf,
+	                  &cause) == 0,
+	    "%s", cause);
+	ck_assert_int_eq(conf->ns[0].sink, CONF_SINK_HTTP);
+	h = &conf->ns[0].delivery;
+	ck_assert_str_eq(h->url, "https://a.example/x");
+	ck_assert_uint_eq(h->retry.ndelays, 3);
+	ck_assert_uint_eq(h->retry.delays_ms[2], 15000);
+	ck_assert_uint_eq(h->max_attempts, 4);
+	ck_assert_uint_eq(h->nallow, 2);
+	ck_assert_str_eq(h->allow_url[1], "http://c.example:8080/cb/");
+	ck_assert_int_eq(delivconf_dead_code(h, 422), 1);
+	ck_assert_int_eq(delivconf_dead_code(h, 500), 0);
+	/* The defaults. */
+	ck_assert_uint_eq(h->timeout_ms, 10000);
+	ck_assert_uint_eq(h->lease_ms, 60000);
+	ck_assert_uint_eq(h->concurrency, 16);
+	ck_assert_uint_eq(h->dead_maxlen, 100000);
+	ck_assert_ptr_null(h->signing_key);
+
+	ck_assert_int_eq(conf->ns[1].sink, CONF_SINK_EXEC);
+	x = &conf->ns[1].delivery;
+	/* Looked up in PATH at start; the words as written. */
+	ck_assert_int_eq(x->command[0][0], '/');
+	ck_assert_str_eq(x->command[1], "-u");
+	ck_assert_str_eq(x->command[2], "a b");
+	ck_assert_ptr_null(x->command[3]);
+	ck_assert_uint_eq(x->concurrency, 64);
+	ck_assert_uint_eq(x->dead_maxlen, 0);
+	ck_assert_uint_eq(x->retry.exponential, 1);
+	ck_assert_uint_eq(x->max_attempts, 10);
+	/* dead-exit's default for exec, dead-status's for http. */
+	ck_assert_int_eq(delivconf_dead_code(x, 65), 1);
+	ck_assert_int_eq(delivconf_dead_code(x, 410), 0);
+	conf_free(conf);
+}
+END_TEST
+
 START_TEST(test_url_fields)
 {
 	struct conf *conf = NULL;
@@ -1189,6 +1254,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_paths_default);
 	tcase_add_loop_test(tc, test_horizon, 0, NITEMS(horizons));
 	tcase_add_test(tc, test_url_fields);
+	tcase_add_test(tc, test_delivery);
 	tcase_add_test(tc, test_sample_verbatim);
 	tcase_add_test(tc, test_line_lengths);
 	tcase_add_test(tc, test_parse_twice);
