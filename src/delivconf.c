@@ -150,10 +150,11 @@ check_prefix(const char *prefix, char **why)
 	if (webhook_url_check(prefix, why) != 0)
 		return (-1);
 	host = strstr(prefix, "://") + 3;
-	if (strchr(host, '/') == NULL) {
+	if (host[strcspn(host, "/?#")] != '/') {
+		/* Not quoted: a URL may carry a token. */
 		xasprintf(why,
-		    "prefix %s must end its host with a path, such as %s/",
-		    prefix, prefix);
+		    "a prefix must end its host with a path "
+		    "(\"https://host/\", not \"https://host\")");
 		return (-1);
 	}
 	return (0);
@@ -532,6 +533,13 @@ delivconf_check(
 	if (sink == DELIVCONF_SINK_EXEC && d->command == NULL) {
 		*line = 0;
 		xasprintf(why, "sink exec needs command");
+		return (-1);
+	}
+	if (d->lease_ms < DELIVCONF_LEASE_MIN_MS) {
+		*line = d->line[DELIVCONF_LEASE];
+		xasprintf(why, "lease: %s is too short (at least %s)",
+		    duration_format(d->lease_ms, a, sizeof a),
+		    duration_format(DELIVCONF_LEASE_MIN_MS, b, sizeof b));
 		return (-1);
 	}
 	if (d->lease_ms <= d->timeout_ms) {

@@ -35,6 +35,8 @@
 
 #define DELIVCONF_TIMEOUT_MS 10000
 #define DELIVCONF_LEASE_MS 60000
+/* Renewed every third of it, at most every 100 ms (delivery.c). */
+#define DELIVCONF_LEASE_MIN_MS 1000
 #define DELIVCONF_CONCURRENCY 16
 #define DELIVCONF_CONCURRENCY_MAX 1024
 #define DELIVCONF_MAX_ATTEMPTS 10

@@ -97,10 +97,13 @@ struct delivery {
 	struct attempts running;
 	unsigned int nrunning;
 	struct attempts cancelled; /* commands being killed, until reaped */
+	unsigned int ncancelled; /* they still hold their slots */
 	uint64_t seq;
 	struct event *extend_timer;
 	struct event *stop_timer;
 	int stopping;
+	int taking; /* in delivery_take(): a slot freed is told after it */
+	int slot_freed;
 	delivery_done_cb *done;
 	void *done_arg;
 	delivery_slot_cb *slot;
@@ -121,6 +124,7 @@ struct call {
 
 static void attempt_start(struct attempt *);
 static void check_done(struct delivery *);
+static void slot_freed(struct delivery *);
 
 static char *
 show_id(const char *id, size_t len)
@@ -181,6 +185,7 @@ attempt_cancel(struct attempt *a)
 		a->cancelled = 1;
 		spawn_cancel(a->sp);
 		TAILQ_INSERT_TAIL(&d->cancelled, a, entry);
+		d->ncancelled++;
 		return;
 	}
 	attempt_free(a);
@@ -257,10 +262,7 @@ call_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent)
 			TAILQ_REMOVE(&d->running, a, entry);
 			d->nrunning--;
 			attempt_cancel(a);
-			if (d->stopping)
-				check_done(d);
-			else if (d->slot != NULL)
-				d->slot(d->slot_arg);
+			slot_freed(d);
 		}
 		break;
 	case CALL_RELEASE:
@@ -277,7 +279,9 @@ send_call(struct delivery *d, struct rcmd *cmd, struct call *c)
 	if (link_command(d->link, call_cb, c, cmd) != 0) {
 		log_warnx("namespace %s: cannot send %s now (not connected): "
 		          "its lease expires, then it is retried",
-		    d->ns->name, c->what != NULL ? c->what : "extend");
+		    d->ns->name, c->what != NULL ? c->what : "leases");
+		if (c->kind == CALL_RELEASE)
+			d->st.released -= c->nseqs;
 		call_free(c);
 	}
 }
@@ -342,6 +346,7 @@ static void
 send_release(struct delivery *d, struct attempt **list, size_t n)
 {
 	struct rcmd cmd;
+	struct call *c;
 	size_t i;
 
 	if (n == 0)
@@ -353,9 +358,28 @@ send_release(struct delivery *d, struct attempt **list, size_t n)
 	rcmd_add_str(&cmd, d->ns->name);
 	for (i = 0; i < n; i++)
 		add_fence(&cmd, list[i]);
-	send_call(d, &cmd, call_new(d, CALL_RELEASE, NULL));
-	rcmd_free(&cmd);
+	c = call_new(d, CALL_RELEASE, NULL);
+	c->nseqs = n; /* counted, not kept */
 	d->st.released += n;
+	send_call(d, &cmd, c);
+	rcmd_free(&cmd);
+}
+
+/*
+ * An attempt ended: tell the namespace, which may sweep for more; but not
+ * while delivery_take() is still starting the records of a sweep (an
+ * attempt refused at its start ends at once), whose slots are not all
+ * counted yet.
+ */
+static void
+slot_freed(struct delivery *d)
+{
+	if (d->stopping)
+		check_done(d);
+	else if (d->taking)
+		d->slot_freed = 1;
+	else if (d->slot != NULL)
+		d->slot(d->slot_arg);
 }
 
 static void
@@ -373,11 +397,13 @@ check_done(struct delivery *d)
 
 /*
  * The outcome of attempt a: written back, its slot freed. error is NULL
- * on success; dead sends it straight to the dead stream.
+ * on success; dead sends it straight to the dead stream. logged is what
+ * the log says of the error at info level (NULL: error itself): a
+ * command's output may echo its payload, which is logged at debug only.
  */
 static void
-attempt_end(
-    struct attempt *a, const char *error, int dead, int64_t retry_after_ms)
+attempt_end(struct attempt *a, const char *error, const char *logged, int dead,
+    int64_t retry_after_ms)
 {
 	struct delivery *d = a->d;
 	char buf[DURATION_BUFSIZE], *id;
@@ -396,34 +422,65 @@ attempt_end(
 			    &d->dc->retry, a->attempt, random, retry_after_ms);
 		}
 		id = show_id(a->id, a->idlen);
+		if (logged != NULL && log_enabled(LOG_LEVEL_DEBUG))
+			log_debug("namespace %s: event \"%s\" attempt %u: %s",
+			    d->ns->name, id, a->attempt, error);
+		if (logged == NULL)
+			logged = error;
 		if (dead || a->attempt >= d->dc->max_attempts) {
 			d->st.dead++;
 			log_warnx("namespace %s: event \"%s\" attempt %u "
 			          "failed: %s; to the dead stream",
-			    d->ns->name, id, a->attempt, error);
+			    d->ns->name, id, a->attempt, logged);
 		} else {
 			d->st.failed++;
 			log_info("namespace %s: event \"%s\" attempt %u of "
 			         "%u failed: %s; next in %s",
 			    d->ns->name, id, a->attempt, d->dc->max_attempts,
-			    error, duration_format(delay, buf, sizeof buf));
+			    logged, duration_format(delay, buf, sizeof buf));
 		}
 		free(id);
 		send_retry(d, a, delay, error, dead);
 	}
 	attempt_free(a);
-	if (d->stopping)
-		check_done(d);
-	else if (d->slot != NULL)
-		d->slot(d->slot_arg);
+	slot_freed(d);
 }
 
-/* Whether s (len bytes) starts with one of the allow-url prefixes. */
+/*
+ * Whether the path of url (up to its query) holds a "." or ".." segment,
+ * or a percent-encoded dot, which a server would resolve: with them,
+ * "https://x/cb/../admin" would pass the prefix "https://x/cb/".
+ */
+static int
+has_dot_segment(const char *url)
+{
+	const char *s = strstr(url, "://"), *end;
+	size_t len;
+
+	s = s != NULL ? s + 3 : url;
+	end = s + strcspn(s, "?#");
+	for (; s < end; s++) {
+		if (*s == '%' && end - s >= 3 && s[1] == '2' &&
+		    (s[2] == 'e' || s[2] == 'E'))
+			return (1);
+		if (*s != '/')
+			continue;
+		len = strcspn(s + 1, "/?#");
+		if ((len == 1 && s[1] == '.') ||
+		    (len == 2 && s[1] == '.' && s[2] == '.'))
+			return (1);
+	}
+	return (0);
+}
+
+/* Whether url starts with one of the allow-url prefixes, and stays there. */
 static int
 url_allowed(const struct conf_delivery *dc, const char *url)
 {
 	size_t i;
 
+	if (has_dot_segment(url))
+		return (0);
 	for (i = 0; i < dc->nallow; i++) {
 		if (strncmp(url, dc->allow_url[i], strlen(dc->allow_url[i])) ==
 		    0)
@@ -440,11 +497,11 @@ http_cb(const struct webhook_result *r, void *arg)
 
 	a->call = NULL;
 	if (r->error != NULL) {
-		attempt_end(a, r->error, 0, -1);
+		attempt_end(a, r->error, NULL, 0, -1);
 		return;
 	}
 	if (r->status >= 200 && r->status <= 299) {
-		attempt_end(a, NULL, 0, -1);
+		attempt_end(a, NULL, NULL, 0, -1);
 		return;
 	}
 	if (r->bodylen > 0 && log_enabled(LOG_LEVEL_DEBUG))
@@ -456,7 +513,7 @@ http_cb(const struct webhook_result *r, void *arg)
 		    &error, "HTTP %d (redirects are not followed)", r->status);
 	else
 		xasprintf(&error, "HTTP %d", r->status);
-	attempt_end(a, error, delivconf_dead_code(a->d->dc, r->status),
+	attempt_end(a, error, NULL, delivconf_dead_code(a->d->dc, r->status),
 	    r->retry_after_ms);
 	free(error);
 }
@@ -485,12 +542,22 @@ start_http(struct attempt *a)
 	char ts[24], attempt[16], *sig = NULL;
 	const char *url = dc->url;
 	size_t n = 0, i;
-	int has_type = 0;
+	int has_type = 0, has_agent = 0;
+	char *cause = NULL, *error;
 
 	if (a->url != NULL) {
+		if (webhook_url_check(a->url, &cause) != 0) {
+			/* It cannot work however often it is tried. */
+			xasprintf(&error, "its url is not valid: %s", cause);
+			attempt_end(a, error, NULL, 1, -1);
+			free(cause);
+			free(error);
+			return;
+		}
 		if (!url_allowed(dc, a->url)) {
 			attempt_end(a,
-			    "its url is not under an allow-url prefix", 1, -1);
+			    "its url is not under an allow-url prefix", NULL, 1,
+			    -1);
 			return;
 		}
 		url = a->url;
@@ -506,17 +573,21 @@ start_http(struct attempt *a)
 		h[n++] = (struct webhook_header){ "webhook-signature", sig };
 	}
 	h[n++] = (struct webhook_header){ "Lapse-Attempt", attempt };
-	h[n++] = (struct webhook_header){ "User-Agent",
-		PACKAGE_NAME "/" PACKAGE_VERSION };
+	/* The header file's Content-Type and User-Agent replace lapsed's. */
 	for (i = 0; i < dc->nheaders; i++) {
 		if (strcasecmp(dc->headers[i].name, "Content-Type") == 0)
 			has_type = 1;
+		if (strcasecmp(dc->headers[i].name, "User-Agent") == 0)
+			has_agent = 1;
 		h[n++] = (struct webhook_header){ dc->headers[i].name,
 			dc->headers[i].value };
 	}
 	if (!has_type)
 		h[n++] = (struct webhook_header){ "Content-Type",
 			"application/octet-stream" };
+	if (!has_agent)
+		h[n++] = (struct webhook_header){ "User-Agent",
+			PACKAGE_NAME "/" PACKAGE_VERSION };
 	memset(&req, 0, sizeof req);
 	req.url = url;
 	req.body = a->payload;
@@ -532,25 +603,34 @@ static void
 exec_cb(const struct spawn_result *r, void *arg)
 {
 	struct attempt *a = arg;
-	char *error;
+	struct delivery *d;
+	struct spawn_result brief;
+	char *error, *status;
 
 	a->sp = NULL;
 	if (a->cancelled) {
-		TAILQ_REMOVE(&a->d->cancelled, a, entry);
+		d = a->d;
+		TAILQ_REMOVE(&d->cancelled, a, entry);
+		d->ncancelled--;
 		attempt_free(a);
+		slot_freed(d);
 		return;
 	}
 	if (r->spawn_errno == 0 && !r->timed_out && r->signal == 0 &&
 	    r->status == 0) {
-		attempt_end(a, NULL, 0, -1);
+		attempt_end(a, NULL, NULL, 0, -1);
 		return;
 	}
 	error = spawn_describe(r, DELIVERY_ERROR_MAX);
-	attempt_end(a, error,
+	brief = *r;
+	brief.outlen = 0; /* what happened, without the output */
+	status = spawn_describe(&brief, DELIVERY_ERROR_MAX);
+	attempt_end(a, error, status,
 	    r->spawn_errno == 0 && !r->timed_out && r->signal == 0 &&
 	        delivconf_dead_code(a->d->dc, r->status),
 	    -1);
 	free(error);
+	free(status);
 }
 
 static void
@@ -663,20 +743,28 @@ delivery_take(struct delivery *d, const redisReply *records)
 		}
 		TAILQ_INSERT_TAIL(&d->running, a, entry);
 		d->nrunning++;
+		d->taking = 1;
 		attempt_start(a);
+		d->taking = 0;
 	}
 	send_release(d, release, nrelease);
 	while (nrelease > 0)
 		attempt_free(release[--nrelease]);
+	if (d->slot_freed) {
+		d->slot_freed = 0;
+		slot_freed(d);
+	}
 	return (taken);
 }
 
 unsigned int
 delivery_slots(const struct delivery *d)
 {
-	if (d->stopping || d->nrunning >= d->dc->concurrency)
+	unsigned int held = d->nrunning + d->ncancelled;
+
+	if (d->stopping || held >= d->dc->concurrency)
 		return (0);
-	return (d->dc->concurrency - d->nrunning);
+	return (d->dc->concurrency - held);
 }
 
 /* Renew the leases of every attempt running, in calls of at most 1000. */

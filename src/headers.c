@@ -13,10 +13,11 @@
 #include "headers.h"
 #include "xmalloc.h"
 
+/* Those webhook_header_check() refuses, and those lapsed sets itself. */
 static const char *reserved[] = { "host", "content-length", "transfer-encoding",
-	"connection", "keep-alive", "te", "trailer", "upgrade",
-	"idempotency-key", "webhook-id", "webhook-timestamp",
-	"webhook-signature", "lapse-attempt" };
+	"connection", "expect", "keep-alive", "te", "trailer", "upgrade",
+	"proxy-connection", "idempotency-key", "webhook-id",
+	"webhook-timestamp", "webhook-signature", "lapse-attempt" };
 
 int
 headers_reserved(const char *name)

@@ -275,14 +275,16 @@ static void
 ns_next(struct namespace *ns, enum via via, enum via again, int64_t wake_min,
     long long count, unsigned int batch, long long next, long long now)
 {
-	if ((unsigned long long)count >= batch || (next >= 0 && next <= now)) {
-		/* More are due, but no slot is free: the next one sweeps. */
-		if (ns->delivery != NULL && ns_slots(ns) == 0) {
-			ns->starved = via;
-			return;
-		}
-		/* More are due: drain. */
+	/* A sweep that asked for none (no slot was free) says nothing. */
+	if ((batch > 0 && (unsigned long long)count >= batch) ||
+	    (next >= 0 && next <= now)) {
+		/* More are due: drain, while slots are free. */
 		while (ns->inflight < NAMESPACE_DRAIN_DEPTH) {
+			if (ns->delivery != NULL && ns_slots(ns) == 0) {
+				/* The next free slot sweeps. */
+				ns->starved = via;
+				break;
+			}
 			if (ns_send(ns, via) != 0)
 				break;
 		}
@@ -314,6 +316,7 @@ sweep_cb(
 	ns->reserved -= ns->delivery != NULL ? batch : 0;
 	/* The last reply in flight decides what comes next. */
 	if (--ns->inflight == 0) {
+		ns->starved = VIA_NONE; /* ns_next() sets it again if need be */
 		again = ns->again;
 		wake_min = ns->wake_min;
 		ns->again = VIA_NONE;
@@ -370,7 +373,11 @@ ns_send(struct namespace *ns, enum via via)
 		slots = ns_slots(ns);
 		if (slots < batch)
 			batch = slots;
-		if (batch == 0 && via != VIA_SWEEP) {
+		/*
+		 * With no slot free only a lone sweep goes, asking for none:
+		 * it recovers expired leases (the periodic one, or a catch-up).
+		 */
+		if (batch == 0 && (via != VIA_SWEEP || ns->inflight > 0)) {
 			ns->starved = via;
 			return (-1);
 		}

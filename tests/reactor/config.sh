@@ -122,6 +122,8 @@ stream-maxlen-exec|:8: stream-maxlen: only for sink stream (use dead-maxlen for 
 lease-timeout|:9: lease (30s) must be longer than timeout (1m)|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\ntimeout = 1m\nlease = 30s
 lease-default|:8: lease (1m) must be longer than timeout (2m)|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\ntimeout = 2m
 timeout-long|:8: timeout: 2h is too long (at most 1h)|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\ntimeout = 2h
+lease-short|:9: lease: 500ms is too short (at least 1s)|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\ntimeout = 100ms\nlease = 500ms
+allow-url-query|:8: allow-url: a prefix must end its host with a path ("https://host/", not "https://host")|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nallow-url = https://b.example?token=s3cretvalue
 lease-long|:8: lease: 2d is too long (at most 1d)|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\nlease = 2d
 concurrency-0|:8: concurrency: bad value "0": expected a number from 1 to 1024|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\nconcurrency = 0
 max-attempts-big|:8: max-attempts: bad value "1001": expected a number from 1 to 1000|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/cat\nmax-attempts = 1001
@@ -148,7 +150,7 @@ secret-empty|:8: signing-secret-file: $T_DIR/empty.pass: empty signing secret|$P
 secret-base64|:8: signing-secret-file: $T_DIR/bad.secret: bad base64 after whsec_|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nsigning-secret-file = $T_DIR/bad.secret
 command-quote|:7: command: unterminated double quote|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/echo "abc
 command-empty-words|:7: command: the program name is empty|$PRE\n[namespace t]\nsink = exec\ncommand = ""''
-allow-url-host|:8: allow-url: prefix https://partner.example.com must end its host with a path, such as https://partner.example.com/|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nallow-url = https://partner.example.com
+allow-url-host|:8: allow-url: a prefix must end its host with a path ("https://host/", not "https://host")|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nallow-url = https://partner.example.com
 missing-value|:6: sink: missing value|$PRE\n[namespace t]\nsink =
 not-key-value|:6: expected "key = value"|$PRE\n[namespace t]\nsink stream
 long-line|:6: line longer than 197 bytes|$PRE\n[namespace t]\n$long

@@ -175,6 +175,52 @@ t_is "one outside it goes to the dead stream unposted" \
     "$(dead ok):$(nreqs /ok/cbx/)" \
     "evil|1|its url is not under an allow-url prefix:0"
 
+lapse_cli schedule ok dots --in 100ms --url "$BASE/ok/cb/../x" >/dev/null
+lapse_cli schedule ok pct --in 100ms --url "$BASE/ok/cb/%2e%2E/x" >/dev/null
+lapse_cli schedule ok creds --in 100ms \
+    --url "http://u:pw@127.0.0.1:$HOOK_PORT_r/ok/cb/c" >/dev/null
+wait_until 10 "the refused URLs" '[ "$(rcli XLEN "lapse:{ok}:dead")" = 4 ]'
+t_is "dot segments cannot climb out of an allow-url prefix" \
+    "$(dead ok | grep -E '^(dots|pct)'):$(nreqs /x):$(nreqs /ok/x)" \
+    "$(printf '%s\n' 'dots|1|its url is not under an allow-url prefix' \
+        'pct|1|its url is not under an allow-url prefix'):0:0"
+t_is "a URL that can never work goes to the dead stream at once" \
+    "$(dead ok | grep '^creds')" \
+    "creds|1|its url is not valid: URL must not contain user info (send credentials in a header)"
+
 lapsed_stop r1
 t_is "SIGTERM: exit 0" "$?" 0
+
+# --- concurrency holds, also when attempts are refused as they start -------
+# 8 events due at once, 3 of them with a URL outside allow-url (ended at
+# once, inside the sweep's reply): never more than 3 requests at a time.
+lapsed_conf r2 "$(http conc slow/700/)" "concurrency = 3" \
+    "allow-url = $BASE/slow/700/ok/"
+lapsed_start r2
+wait_for 20 "r2 to listen" lapsed_ready r2
+now=$(redis_time_ms)
+for i in 1 2 3 4 5 6 7 8; do
+	case $i in 1 | 2 | 4) url=(url "$BASE/elsewhere/") ;; *) url=() ;; esac
+	rcli FCALL lapse_schedule 3 'lapse:{conc}:due' 'lapse:{conc}:jobs' \
+	    "lapse:{conc}:t:a$i" conc "a$i" at "$((now + 300))" "" \
+	    "${url[@]}" >/dev/null
+done
+wait_until 20 "5 deliveries" '[ "$(nreqs /slow/700/)" = 5 ]'
+t_is "at most 3 requests at a time (700 ms each)" \
+    "$(reqs /slow/700/ | jq -r .ms | sort -n | awk '
+        { t[NR] = $1 } END { max = 0
+            for (i = 1; i <= NR; i++) { n = 0
+                for (j = 1; j <= NR; j++)
+                    if (t[j] <= t[i] && t[j] > t[i] - 650) n++
+                if (n > max) max = n }
+            print max }')" 3
+t_is "the 3 refused went to the dead stream" "$(rcli XLEN 'lapse:{conc}:dead')" 3
+# Idle afterwards: only the periodic sweep (1 s) and the lease renewals.
+wait_until 10 "the acks" '[ "$(left conc)" = 000 ]'
+before=$(rcli INFO commandstats | sed -n 's/^cmdstat_fcall:calls=\([0-9]*\),.*/\1/p')
+sleep 2
+after=$(rcli INFO commandstats | sed -n 's/^cmdstat_fcall:calls=\([0-9]*\),.*/\1/p')
+t_is "idle: a few calls in 2 s, not a loop of empty sweeps" \
+    "$([ $((after - before)) -le 10 ] && echo few || echo "$((after - before))")" few
+lapsed_stop r2
 t_done

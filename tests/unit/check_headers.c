@@ -119,6 +119,9 @@ START_TEST(test_reserved)
 	ck_assert_int_eq(headers_reserved("HOST"), 1);
 	ck_assert_int_eq(headers_reserved("Lapse-Attempt"), 1);
 	ck_assert_int_eq(headers_reserved("webhook-id"), 1);
+	ck_assert_int_eq(headers_reserved("Expect"), 1);
+	ck_assert_int_eq(headers_reserved("proxy-connection"), 1);
+	ck_assert_int_eq(headers_reserved("User-Agent"), 0);
 	ck_assert_int_eq(headers_reserved("Content-Type"), 0);
 	ck_assert_int_eq(headers_reserved("Authorization"), 0);
 }
