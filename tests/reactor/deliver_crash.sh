@@ -101,6 +101,18 @@ t_is "back up: every event delivered, exactly once by key, none dead" \
     "$(reqs /ok/down/ | jq -r .key | sort -u | wc -l):$(nreqs /ok/down/):$(
         rcli XLEN 'lapse:{down}:dead')" "5:5:0"
 
+# --- the command connection killed while requests are in flight ----------
+for i in 1 2 3; do
+	lapse_cli schedule slow "c$i" --in 100ms --payload "c$i" >/dev/null
+done
+wait_until 10 "3 leases" '[ "$(rcli ZCARD "lapse:{slow}:inflight")" = 3 ]'
+sleep 0.3
+rcli CLIENT KILL TYPE normal SKIPME yes >/dev/null
+wait_until 30 "the acks" '[ "$(left slow)" = 000 ]'
+t_is "connection killed mid-delivery: each event delivered, none lost or dead" \
+    "$(reqs /slow/2500/ | jq -r 'select(.key | startswith("slow/c")) |
+        .key' | sort -u | wc -l):$(rcli XLEN 'lapse:{slow}:dead')" "3:0"
+
 # --- two reactors share a namespace --------------------------------------
 lapsed_conf r3 "$(ns_conf)"
 lapsed_start r3
