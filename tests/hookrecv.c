@@ -33,6 +33,16 @@
  * is logged escaped ("\xHH"). A body over 16 MiB is refused with 413 by
  * libevent itself and not logged.
  *
+ * With --count-file instead of --log, nothing is logged: the receiver
+ * only counts, for a benchmark whose rate building a log line per
+ * request would limit (wrk at 64 connections got 36,000 requests/s with
+ * the log, 57,000 without).
+ * When it stops it writes one JSON line to the file: requests (every
+ * request answered or held), keyless (those without an Idempotency-Key)
+ * and keys (the distinct keys among the others), so that a client with
+ * keys and one without (wrk) are told apart, and requests - keyless -
+ * keys is how many came again with a key already seen.
+ *
  * Connections are tracked through libevent's close callback, which runs
  * once for each, before libevent frees the connection: a request held
  * for /hang or /slow is freed there if the client's departure detached it
@@ -157,7 +167,8 @@ struct keycount {
 struct hookrecv {
 	/* The command line. */
 	const char *port_file;
-	const char *log_path;
+	const char *log_path; /* --log, or NULL */
+	const char *count_path; /* --count-file, or NULL */
 	const char *listen; /* ADDRESS:PORT */
 	const char *cert, *key; /* --tls, or NULL */
 	struct sockaddr_storage addr; /* listen, parsed */
@@ -175,7 +186,9 @@ struct hookrecv {
 	LIST_HEAD(, conn) conns;
 	uint64_t nconns; /* connections seen so far */
 	void *keys; /* tsearch(3) tree of struct keycount */
+	uint64_t nkeys; /* nodes in the tree: distinct keys */
 	uint64_t keyless; /* requests without an Idempotency-Key */
+	uint64_t requests; /* every request, for --count-file */
 	char fill[FILL_CHUNK]; /* 'x', referenced by /big bodies */
 
 	int status; /* the exit status */
@@ -185,11 +198,13 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: hookrecv --port-file FILE --log FILE "
+	    "usage: hookrecv --port-file FILE (--log FILE | --count-file FILE) "
 	    "[--listen ADDRESS:PORT] [--tls CERT KEY]\n"
 	    "  --port-file FILE       write the bound port there once "
 	    "listening\n"
 	    "  --log FILE             append one JSON line per request\n"
+	    "  --count-file FILE      log nothing; write the counts of "
+	    "requests there at exit\n"
 	    "  --listen ADDRESS:PORT  where to listen (default "
 	    "127.0.0.1:0, any free port)\n"
 	    "  --tls CERT KEY         serve HTTPS with this certificate "
@@ -230,6 +245,7 @@ parse_command_line(struct hookrecv *r, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "port-file", required_argument, NULL, 'p' },
 		{ "log", required_argument, NULL, 'l' },
+		{ "count-file", required_argument, NULL, 'c' },
 		{ "listen", required_argument, NULL, 'L' },
 		{ "tls", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
@@ -246,6 +262,9 @@ parse_command_line(struct hookrecv *r, int argc, char **argv)
 			break;
 		case 'l':
 			r->log_path = optarg;
+			break;
+		case 'c':
+			r->count_path = optarg;
 			break;
 		case 'L':
 			r->listen = optarg;
@@ -272,8 +291,13 @@ parse_command_line(struct hookrecv *r, int argc, char **argv)
 		    usage_error(r, "unexpected argument \"%s\"", argv[optind]));
 	if (r->port_file == NULL)
 		return (usage_error(r, "option \"--port-file\" is required"));
-	if (r->log_path == NULL)
-		return (usage_error(r, "option \"--log\" is required"));
+	if (r->log_path != NULL && r->count_path != NULL)
+		return (usage_error(r,
+		    "options \"--log\" and \"--count-file\" exclude each "
+		    "other"));
+	if (r->log_path == NULL && r->count_path == NULL)
+		return (usage_error(
+		    r, "option \"--log\" or \"--count-file\" is required"));
 	return (0);
 }
 
@@ -409,12 +433,34 @@ tls_create(struct hookrecv *r)
 	return (0);
 }
 
-/* The log: appended to, created if need be; /dev/null will do. */
+/* --count-file: a regular file, created (emptied) now so that a path
+ * that cannot be written is refused at start rather than at exit. */
+static int
+open_count_file(struct hookrecv *r)
+{
+	char *cause;
+	int fd;
+
+	fd = file_open(r->count_path, O_WRONLY | O_CREAT | O_TRUNC, 0644,
+	    FILE_REGULAR, &cause);
+	if (fd == -1) {
+		fprintf(stderr, "hookrecv: --count-file: %s\n", cause);
+		free(cause);
+		return (stop(r, EXIT_USAGE));
+	}
+	close(fd);
+	return (0);
+}
+
+/* The log: appended to, created if need be; /dev/null will do. With
+ * --count-file there is none. */
 static int
 open_log(struct hookrecv *r)
 {
 	char *cause;
 
+	if (r->count_path != NULL)
+		return (open_count_file(r));
 	r->logfd = file_open(r->log_path, O_WRONLY | O_APPEND | O_CREAT, 0644,
 	    FILE_REGULAR | FILE_CHARDEV, &cause);
 	if (r->logfd == -1) {
@@ -959,6 +1005,8 @@ keys_count(struct hookrecv *r, const char *key)
 		fatalx("cannot count keys: out of memory");
 	if (*found != kc)
 		keycount_free(kc);
+	else
+		r->nkeys++;
 	return (++(*found)->n);
 }
 
@@ -1063,7 +1111,9 @@ request_cb(struct evhttp_request *req, void *arg)
 	why[0] = '\0';
 	action = route_parse(a.path, &num, why, sizeof why);
 	a.status = action_status(action, num, a.n);
-	log_request(r, req, &a);
+	r->requests++;
+	if (r->logfd != -1)
+		log_request(r, req, &a);
 	act(c, req, action, num, a.status, why);
 }
 
@@ -1171,35 +1221,62 @@ server_listen(struct hookrecv *r)
 }
 
 /*
- * Write the port to --port-file through FILE.tmp and a rename, so that a
- * test polling for the file never reads half of it.
+ * Write text to path through path.tmp and a rename, so that a reader
+ * polling for the file never reads half of it; opt names the option in
+ * messages. Returns 0, or -1 (exit status 1) after saying why.
  */
 static int
-write_port_file(struct hookrecv *r)
+write_whole(
+    struct hookrecv *r, const char *opt, const char *path, const char *text)
 {
-	char *tmp, *cause, buf[16];
-	int fd, len, ok;
+	size_t len = strlen(text);
+	char *tmp, *cause;
+	int fd, ok;
 
-	xasprintf(&tmp, "%s.tmp", r->port_file);
+	xasprintf(&tmp, "%s.tmp", path);
 	fd = file_open(
 	    tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644, FILE_REGULAR, &cause);
 	if (fd == -1) {
-		log_errorx("--port-file: %s", cause);
+		log_errorx("%s: %s", opt, cause);
 		free(cause);
 		free(tmp);
 		return (stop(r, 1));
 	}
-	len = snprintf(buf, sizeof buf, "%d\n", r->port);
-	ok = write(fd, buf, (size_t)len) == len;
-	if (close(fd) != 0 || !ok || rename(tmp, r->port_file) != 0) {
-		log_error("--port-file %s", r->port_file);
+	ok = write(fd, text, len) == (ssize_t)len;
+	if (close(fd) != 0 || !ok || rename(tmp, path) != 0) {
+		log_error("%s %s", opt, path);
 		unlink(tmp);
 		free(tmp);
 		return (stop(r, 1));
 	}
 	free(tmp);
+	return (0);
+}
+
+/* The port, once listening, for the test that started us. */
+static int
+write_port_file(struct hookrecv *r)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof buf, "%d\n", r->port);
+	if (write_whole(r, "--port-file", r->port_file, buf) != 0)
+		return (-1);
 	r->wrote_port_file = 1;
 	return (0);
+}
+
+/* --count-file, once stopped: the counts as one JSON line. */
+static int
+write_count_file(struct hookrecv *r)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof buf,
+	    "{\"requests\":%" PRIu64 ",\"keyless\":%" PRIu64
+	    ",\"keys\":%" PRIu64 "}\n",
+	    r->requests, r->keyless, r->nkeys);
+	return (write_whole(r, "--count-file", r->count_path, buf));
 }
 
 static void
@@ -1279,6 +1356,8 @@ main(int argc, char **argv)
 	log_info("listening on %s (%s)", r->bound,
 	    r->ssl != NULL ? "https" : "http");
 	event_base_dispatch(r->base);
+	if (r->count_path != NULL)
+		write_count_file(r);
 	log_info("stopped");
 out:
 	teardown(r);

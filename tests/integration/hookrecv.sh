@@ -2,10 +2,11 @@
 # tests/hookrecv, the receiver the delivery tests start, proved on its
 # own with curl: every path answers as documented, /fail counts per
 # Idempotency-Key, a keep-alive client reuses one connection, each log
-# line carries every field, HTTPS works with the test CA and is refused
-# without it, a receiver stopped with a request in flight starts again on
-# the same port, SIGTERM exits 0 (leak-free under ASan), and its own
-# arguments are checked with exit 2.
+# line carries every field, --count-file counts requests and keys instead
+# of logging, HTTPS works with the test CA and is refused without it, a
+# receiver stopped with a request in flight starts again on the same port,
+# SIGTERM exits 0 (leak-free under ASan), and its own arguments are
+# checked with exit 2.
 . "$TESTS_LIB"
 if ! command -v curl >/dev/null 2>&1; then
 	echo "1..0 # SKIP curl not found"
@@ -43,8 +44,12 @@ t_is "no arguments: exit 2" "$RC" 2
 t_is "no arguments: --port-file is asked for" "$(head -1 <<<"$ERR")" \
     'hookrecv: option "--port-file" is required'
 run "$HOOKRECV" --port-file "$T_DIR/p"
-t_is "no --log: the message" "$(head -1 <<<"$ERR")" \
-    'hookrecv: option "--log" is required'
+t_is "neither --log nor --count-file: the message" "$(head -1 <<<"$ERR")" \
+    'hookrecv: option "--log" or "--count-file" is required'
+run "$HOOKRECV" --port-file "$T_DIR/p" --log "$T_DIR/l" --count-file "$T_DIR/c"
+t_is "--log and --count-file: exit 2" "$RC" 2
+t_is "--log and --count-file: the message" "$(head -1 <<<"$ERR")" \
+    'hookrecv: options "--log" and "--count-file" exclude each other'
 run "$HOOKRECV" --port-file "$T_DIR/p" --log "$T_DIR/l" --tls "$T_DIR/c"
 t_is "--tls with one value: exit 2" "$RC" 2
 t_is "--tls with one value: the message" "$(head -1 <<<"$ERR")" \
@@ -67,6 +72,10 @@ run "$HOOKRECV" --port-file "$T_DIR/p" --log "$T_DIR"
 t_is "--log naming a directory: exit 2" "$RC" 2
 t_is "--log naming a directory: the message" "$(head -1 <<<"$ERR")" \
     "hookrecv: --log: $T_DIR: is a directory, not a regular file or a character device"
+run "$HOOKRECV" --port-file "$T_DIR/p" --count-file "$T_DIR"
+t_is "--count-file naming a directory: exit 2" "$RC" 2
+t_is "--count-file naming a directory: the message" "$(head -1 <<<"$ERR")" \
+    "hookrecv: --count-file: $T_DIR: is a directory, not a regular file"
 t_is "no receiver that refused to start left a port file" \
     "$(ls "$T_DIR"/p* 2>/dev/null)" ""
 
@@ -243,6 +252,27 @@ t_match "a port in use: the message" "$ERR" \
     "error: cannot listen on 127.0.0.1:$port: Address already in use"
 hookrecv_stop a
 t_is "SIGTERM: exit 0" "$?" 0
+
+# --- counting instead of logging ----------------------------------------------
+
+echo stale >"$T_DIR/counts"
+hookrecv_start c --count-file "$T_DIR/counts"
+C=http://127.0.0.1:$HOOK_PORT_c
+t_is "counting: the count file is emptied at start" \
+    "$(wc -c <"$T_DIR/counts")" 0
+got=$(hc -X POST -d x -H 'Idempotency-Key: c1' "$C/ok/1" \
+    -H 'Idempotency-Key: c1' "$C/ok/2")
+got="$got $(hc -H 'Idempotency-Key: c2' "$C/ok/3") $(code "$C/fail/1/4" \
+    -H 'Idempotency-Key: c3') $(code "$C/fail/1/4" -H 'Idempotency-Key: c3')"
+got="$got $(hc "$C/ok/5") $(code "$C/nope")"
+t_is "counting: every path answers as with a log" "$got" \
+    "okok ok 500 200 ok 404"
+hookrecv_stop c
+t_is "counting: SIGTERM: exit 0" "$?" 0
+t_is "counting: 7 requests, 2 without a key, 3 distinct keys" \
+    "$(cat "$T_DIR/counts")" '{"requests":7,"keyless":2,"keys":3}'
+t_is "counting: nothing is logged" \
+    "$(ls "$T_DIR"/hook-c.log "$T_DIR"/counts.tmp 2>/dev/null)" ""
 
 # --- HTTPS -------------------------------------------------------------------
 

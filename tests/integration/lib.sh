@@ -400,21 +400,26 @@ fired_payloads() {
 
 : "${HOOKRECV:=hookrecv}"
 
-# hookrecv_start NAME [--tls CERT KEY] [--listen ADDRESS:PORT]: start a
-# receiver that logs requests to $T_DIR/hook-NAME.log (its own messages go
-# to hook-NAME.err), wait at most 10 s for it to listen, and set
-# HOOK_PORT_NAME to its port; bail out if it does not start. The cleanup
-# at the end of the test kills it if hookrecv_stop did not.
+# hookrecv_start NAME [--tls CERT KEY] [--listen ADDRESS:PORT]
+# [--count-file FILE]: start a receiver that logs requests to
+# $T_DIR/hook-NAME.log (or, with --count-file, only counts them; its own
+# messages go to hook-NAME.err), wait at most 10 s for it to listen, and
+# set HOOK_PORT_NAME to its port; bail out if it does not start. The
+# cleanup at the end of the test kills it if hookrecv_stop did not.
 hookrecv_start() {
-	local name=$1 pid portfile
+	local name=$1 pid portfile log
 	shift
+	log=(--log "$T_DIR/hook-$name.log")
+	case " $* " in
+	*" --count-file "*) log=() ;;
+	esac
 	if ! [[ $name =~ ^[A-Za-z0-9_]+$ ]]; then
 		echo "Bail out! hookrecv_start: bad name \"$name\""
 		exit 1
 	fi
 	portfile=$T_DIR/hook-$name.port
 	rm -f "$portfile"
-	"$HOOKRECV" --port-file "$portfile" --log "$T_DIR/hook-$name.log" \
+	"$HOOKRECV" --port-file "$portfile" "${log[@]}" \
 	    "$@" 2>>"$T_DIR/hook-$name.err" &
 	pid=$!
 	echo "$pid" >"$T_DIR/hook-$name.pid"
