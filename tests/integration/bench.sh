@@ -30,6 +30,19 @@ refused 'unknown scenario "nope" (lapse-bench -h lists them)' \
     --spawn 1 --scenario nope
 refused 'scenario drain-1 starts its own reactors: it needs --spawn' \
     --scenario drain-1
+refused 'scenarios delivery start their own reactors: they need --spawn' \
+    --scenario rate-1k,delivery
+refused '--hookrecv and --wrk are for the delivery scenarios: they need --spawn' \
+    --wrk /usr/bin/wrk
+refused '--delivery-duration must be whole seconds, at least 1s' \
+    --spawn 1 --delivery-duration 1500ms
+refused 'bad --http-events "0": must be 1 to 1000000' --spawn 1 --http-events 0
+refused "--wrk $T_DIR/nowrk: not found" --spawn 1 --lapsed "$LAPSED" \
+    --redis-server "${REDIS_SERVER:-redis-server}" --hookrecv "$HOOKRECV" \
+    --scenario http-drain --wrk "$T_DIR/nowrk"
+refused "hookrecv not found (--hookrecv; \`make tests/hookrecv\` builds it)" \
+    --spawn 1 --lapsed "$LAPSED" --redis-server "${REDIS_SERVER:-redis-server}" \
+    --scenario http-1k --hookrecv "$T_DIR/norecv"
 
 # Its private redis-server and reactor live in a directory under $TMPDIR.
 mkdir "$T_DIR/tmp"

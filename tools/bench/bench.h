@@ -37,6 +37,8 @@ struct bench {
 	struct opts o;
 	char *lapsed_path; /* --spawn: the programs started */
 	char *redis_path;
+	char *hookrecv_path; /* with a delivery scenario */
+	char *wrk_path; /* NULL: not found, ratio skipped */
 	struct redis_url *url;
 	char *password; /* $LAPSE_REDIS_PASSWORD, or NULL */
 	char *dir; /* --spawn: the temporary directory */

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "bench.h"
+#include "deliver.h"
 #include "json.h"
 #include "proc.h"
 
@@ -252,6 +253,83 @@ json_probes(struct json_line *j, const struct bench *b, const struct row *row)
 	}
 }
 
+/* "ceiling": the yardstick of a delivery row, and the ratio to it. */
+static void
+json_delivery_ceiling(
+    struct json_line *j, cJSON *o, const struct deliver_result *dr)
+{
+	cJSON *c;
+
+	if (dr->ceiling == NULL)
+		return;
+	c = json_obj(j, o, "ceiling");
+	if (c == NULL)
+		return;
+	json_str(j, c, "name", dr->ceiling);
+	json_str(j, c, "command", dr->ceiling_cmd);
+	json_num_or_null(j, c, "per_s", dr->ceiling_per_s);
+	json_num_or_null(j, c, "ratio",
+	    dr->ceiling_per_s > 0 && dr->per_s >= 0
+	        ? dr->per_s / dr->ceiling_per_s
+	        : -1);
+	if (dr->ceiling_skipped != NULL)
+		json_str(j, c, "skipped", dr->ceiling_skipped);
+	if (dr->ceiling_per_s >= 0 && dr->sink == SCENARIO_SINK_HTTP) {
+		json_num(j, c, "wrk_requests", (double)dr->wrk.requests);
+		json_num(
+		    j, c, "wrk_socket_errors", (double)dr->wrk.socket_errors);
+	}
+}
+
+/* Make the figure called name null: one a delivery row cannot know. */
+static void
+json_unknown(struct json_line *j, cJSON *o, const char *name)
+{
+	cJSON *null;
+
+	null = cJSON_CreateNull();
+	if (null == NULL ||
+	    !cJSON_ReplaceItemInObjectCaseSensitive(o, name, null)) {
+		cJSON_Delete(null);
+		j->failed = 1;
+	}
+}
+
+/* "delivery": what a delivery row adds. A delivery is no move into a
+ * stream (ratio_move), and sink exec leaves nothing to count duplicates
+ * by. */
+static void
+json_delivery(struct json_line *j, cJSON *o, const struct deliver_result *dr)
+{
+	cJSON *d;
+
+	json_unknown(j, o, "ratio_move");
+	json_unknown(j, o, "ratio_evalsha");
+	if (!dr->dup_known)
+		json_unknown(j, o, "duplicated");
+	d = json_obj(j, o, "delivery");
+	if (d == NULL)
+		return;
+	json_str(j, d, "sink", scenario_sink_name(dr->sink));
+	json_num(j, d, "concurrency", (double)dr->concurrency);
+	json_num(j, d, "events", (double)dr->events);
+	json_num(j, d, "acked", (double)dr->acked);
+	json_num(j, d, "retried", (double)dr->retried);
+	json_num(j, d, "dead", (double)dr->dead);
+	json_num(j, d, "lease_expired", (double)dr->lease_expired);
+	json_num(j, d, "released", (double)dr->released);
+	json_num_or_null(j, d, "acked_per_s", dr->per_s);
+	json_num_or_null(j, d, "reactor_cpu_ms_per_1000", dr->cpu_ms_per_1k);
+	json_num_or_null(j, d, "receiver_cpu_pct", dr->recv_cpu);
+	json_bool(j, d, "duplicates_counted", dr->dup_known);
+	if (dr->recv.requests != 0) {
+		json_num(j, d, "receiver_requests", (double)dr->recv.requests);
+		json_num(j, d, "receiver_keyless", (double)dr->recv.keyless);
+		json_num(j, d, "receiver_keys", (double)dr->recv.keys);
+	}
+	json_delivery_ceiling(j, d, dr);
+}
+
 static int
 json_row(const struct bench *b, const struct row *row)
 {
@@ -277,6 +355,8 @@ json_row(const struct bench *b, const struct row *row)
 		json_str(&j, o, "error", row->error);
 	if (row->nprobes > 0)
 		json_probes(&j, b, row);
+	if (row->dlv != NULL)
+		json_delivery(&j, o, row->dlv);
 	return (json_end(b, &j));
 }
 

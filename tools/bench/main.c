@@ -20,10 +20,16 @@
  * events into a stream, EVALSHA of a trivial script, lapse_schedule) are
  * measured in the same run, so every result is also a ratio.
  *
+ * The delivery scenarios have one reactor deliver with sink http, to a
+ * receiver lapse-bench starts (tests/hookrecv), or exec, next to a
+ * yardstick of the same run: wrk against the same receiver, or a plain
+ * spawn loop.
+ *
  * main() only sets up and tears down: the command line (opts.c), the
  * programs and the Redis under test (server.c), its ceilings
  * (ceilings.c), one row per selected scenario (row.c, which runs them
- * with runner.c), the report, and stopping everything it started.
+ * with runner.c or deliver.c), the report, and stopping everything it
+ * started.
  */
 #include "config.h"
 
@@ -52,10 +58,10 @@
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2
 
-/* lapsed next to this program (../src/lapsed, as built in the tree),
- * else from $PATH. Returns a new string, or NULL. */
+/* A program of the tree next to this one (../REL, as built in the
+ * tree), else NAME from $PATH. Returns a new string, or NULL. */
 static char *
-find_lapsed(void)
+find_in_tree(const char *rel, const char *name)
 {
 	char self[PATH_MAX], *slash, *cand;
 	ssize_t n;
@@ -66,13 +72,58 @@ find_lapsed(void)
 		slash = strrchr(self, '/');
 		if (slash != NULL) {
 			*slash = '\0';
-			xasprintf(&cand, "%s/../src/lapsed", self);
+			xasprintf(&cand, "%s/../%s", self, rel);
 			if (child_executable(cand))
 				return (cand);
 			free(cand);
 		}
 	}
-	return (child_find("lapsed"));
+	return (child_find(name));
+}
+
+/* Whether a scenario that runs delivers with sink http (and so needs
+ * the receiver). */
+static int
+http_selected(const struct bench *b)
+{
+	const struct scenario *scens;
+	size_t i, n;
+
+	scens = scenario_all(&n);
+	for (i = 0; i < n; i++) {
+		if (scens[i].sink == SCENARIO_SINK_HTTP &&
+		    scenario_selected(
+		        &scens[i], b->o.scenarios, b->o.spawn != 0))
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * The programs of the http scenarios: the receiver, which they cannot do
+ * without, and wrk, without which http-drain has no ratio. A --wrk given
+ * must be there.
+ */
+static int
+find_http_programs(struct bench *b, char **cause)
+{
+	const char *recv = b->o.hookrecv;
+
+	b->hookrecv_path = recv != NULL
+	    ? child_find(recv)
+	    : find_in_tree("tests/hookrecv", "hookrecv");
+	if (b->hookrecv_path == NULL) {
+		xasprintf(cause,
+		    "hookrecv not found (--hookrecv; `make tests/hookrecv` "
+		    "builds it)");
+		return (-1);
+	}
+	b->wrk_path = child_find(b->o.wrk != NULL ? b->o.wrk : "wrk");
+	if (b->wrk_path == NULL && b->o.wrk != NULL) {
+		xasprintf(cause, "--wrk %s: not found", b->o.wrk);
+		return (-1);
+	}
+	return (0);
 }
 
 /* --spawn: the redis-server and lapsed to start. */
@@ -82,13 +133,16 @@ find_programs(struct bench *b, char **cause)
 	const char *redis = b->o.redis_server;
 
 	b->redis_path = child_find(redis != NULL ? redis : "redis-server");
-	b->lapsed_path =
-	    b->o.lapsed != NULL ? child_find(b->o.lapsed) : find_lapsed();
+	b->lapsed_path = b->o.lapsed != NULL
+	    ? child_find(b->o.lapsed)
+	    : find_in_tree("src/lapsed", "lapsed");
 	if (b->redis_path == NULL || b->lapsed_path == NULL) {
 		xasprintf(cause, "%s not found (--redis-server, --lapsed)",
 		    b->redis_path == NULL ? "redis-server" : "lapsed");
 		return (-1);
 	}
+	if (http_selected(b))
+		return (find_http_programs(b, cause));
 	return (0);
 }
 
@@ -225,6 +279,8 @@ teardown(struct bench *b)
 	free(b->rows);
 	free(b->lapsed_path);
 	free(b->redis_path);
+	free(b->hookrecv_path);
+	free(b->wrk_path);
 	redis_url_free(b->url);
 	free(b->password);
 	free(b->payload);

@@ -36,6 +36,9 @@
 #define BIG_MAX 20000000
 #define PAYLOAD_MAX (1024 * 1024)
 #define DURATION_OPT_MAX_MS (3600 * 1000ULL)
+/* Deliveries are slower than firing into a stream: a run of a million
+ * is already minutes. */
+#define DELIVERY_EVENTS_MAX 1000000
 
 enum opts_kind {
 	OPTS_STRING, /* const char *, borrowed from argv */
@@ -188,6 +191,35 @@ static const struct opts_def opts_defs[] = {
 	    .set = opts_horizon,
 	},
 	{
+	    .name = "hookrecv",
+	    .kind = OPTS_STRING,
+	    .field = FIELD(hookrecv),
+	},
+	{
+	    .name = "wrk",
+	    .kind = OPTS_STRING,
+	    .field = FIELD(wrk),
+	},
+	{
+	    .name = "http-events",
+	    .kind = OPTS_COUNT,
+	    .field = FIELD(http_events),
+	    .min = 1,
+	    .max = DELIVERY_EVENTS_MAX,
+	},
+	{
+	    .name = "exec-events",
+	    .kind = OPTS_COUNT,
+	    .field = FIELD(exec_events),
+	    .min = 1,
+	    .max = DELIVERY_EVENTS_MAX,
+	},
+	{
+	    .name = "delivery-duration",
+	    .kind = OPTS_DURATION,
+	    .field = FIELD(delivery_ms),
+	},
+	{
 	    .name = "ns",
 	    .kind = OPTS_OWN,
 	    .set = opts_ns,
@@ -284,6 +316,17 @@ static const char opts_usage_head[] =
     "512, 1000000)\n"
     "      --trigger-horizon D  the spawned reactors' "
     "trigger-horizon (none)\n"
+    "      --hookrecv P       the receiver of sink http (default: "
+    "../tests/hookrecv\n"
+    "                         next to this program, then PATH)\n"
+    "      --wrk P            wrk, http-drain's yardstick (default: "
+    "from PATH;\n"
+    "                         without it the ratio is skipped)\n"
+    "      --http-events N    http-drain's backlog (20000)\n"
+    "      --exec-events N    exec-drain's backlog and the spawn loop's "
+    "(2000)\n"
+    "      --delivery-duration D  length of http-1k, http-5k and the "
+    "wrk run (5s)\n"
     "      --ns NAME          the namespace without --spawn (bench)\n"
     "      --pid PID          a running reactor to measure (repeat "
     "for each)\n"
@@ -318,6 +361,10 @@ opts_usage(FILE *f)
 		fprintf(f, "  %-20s %s%s\n", s[i].name, s[i].what,
 		    s[i].flags & SCENARIO_NEEDS_SPAWN ? " (--spawn)" : "");
 	}
+	fprintf(f,
+	    "  %-20s the scenarios http-drain, http-1k, http-5k and "
+	    "exec-drain\n",
+	    SCENARIO_GROUP_DELIVERY);
 	fputs(opts_usage_tail, f);
 }
 
@@ -516,6 +563,9 @@ opts_defaults(struct opts *o)
 	o->sweep_batch = CONF_SWEEP_BATCH;
 	o->stream_maxlen = CONF_STREAM_MAXLEN;
 	o->ns = "bench";
+	o->http_events = 20000;
+	o->exec_events = 2000;
+	o->delivery_ms = 5000;
 }
 
 /* Check the scenario list: known names, usable in this mode. */
@@ -528,6 +578,15 @@ opts_check_scenarios(const struct opts *o)
 
 	cursor = o->scenarios;
 	while ((name = scenario_list_next(&cursor, &len)) != NULL) {
+		if (scenario_is_group(name, len)) {
+			if (o->spawn == 0) {
+				bench_warnx("scenarios %.*s start their own "
+				            "reactors: they need --spawn",
+				    (int)len, name);
+				return (-1);
+			}
+			continue;
+		}
 		s = scenario_find(name, len);
 		if (s == NULL) {
 			bench_warnx("unknown scenario \"%.*s\" (lapse-bench -h "
@@ -569,6 +628,11 @@ opts_check_mode(const struct opts *o)
 		            "--trigger-horizon need --spawn");
 		return (-1);
 	}
+	if (o->spawn == 0 && (o->hookrecv != NULL || o->wrk != NULL)) {
+		bench_warnx("--hookrecv and --wrk are for the delivery "
+		            "scenarios: they need --spawn");
+		return (-1);
+	}
 	return (0);
 }
 
@@ -591,6 +655,12 @@ opts_check(struct opts *o)
 	if (o->duration_ms < 100 || o->probe_ms < 100) {
 		bench_warnx("--duration and --probe-duration must be at least "
 		            "100ms");
+		return (-1);
+	}
+	/* wrk takes whole seconds. */
+	if (o->delivery_ms < 1000 || o->delivery_ms % 1000 != 0) {
+		bench_warnx("--delivery-duration must be whole seconds, at "
+		            "least 1s");
 		return (-1);
 	}
 	if (o->scenarios != NULL && opts_check_scenarios(o) != 0)

@@ -35,6 +35,11 @@ struct opts {
 	uint64_t sweep_batch;
 	uint64_t stream_maxlen;
 	uint64_t horizon_ms; /* --trigger-horizon; 0: none */
+	const char *hookrecv; /* the receiver of sink http */
+	const char *wrk; /* NULL: from $PATH, skipped when missing */
+	uint64_t http_events; /* http-drain's backlog */
+	uint64_t exec_events; /* exec-drain's backlog, and the spawn loop's */
+	uint64_t delivery_ms; /* http-1k, http-5k and the wrk run */
 	const char *ns;
 	pid_t *pids; /* --pid, in the order given */
 	size_t npids;

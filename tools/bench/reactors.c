@@ -2,7 +2,9 @@
  * Spawned reactors get a config of their own: the private Redis, the
  * sweep settings of the command line, the run's paths (written only when
  * not the default, so that a lapsed without the key still runs the other
- * scenarios) and one namespace with a stream sink.
+ * scenarios) and one namespace with the run's sink: a stream, or for the
+ * delivery scenarios http to the receiver or exec of a command, with
+ * their concurrency (every other delivery setting is lapsed's default).
  */
 #include "config.h"
 
@@ -44,6 +46,25 @@ reactors_path_list(unsigned int paths, char *buf, size_t len)
 	}
 }
 
+/* The namespace's sink and its settings, into f. */
+static void
+reactors_write_sink(const struct bench *b, const struct run_spec *spec, FILE *f)
+{
+	fprintf(f, "sink = %s\n", scenario_sink_name(spec->sink));
+	switch (spec->sink) {
+	case SCENARIO_SINK_STREAM:
+		fprintf(f, "stream-maxlen = %" PRIu64 "\n", b->o.stream_maxlen);
+		return;
+	case SCENARIO_SINK_HTTP:
+		fprintf(f, "url = %s\n", spec->url);
+		break;
+	case SCENARIO_SINK_EXEC:
+		fprintf(f, "command = %s\n", spec->command);
+		break;
+	}
+	fprintf(f, "concurrency = %" PRIu64 "\n", spec->concurrency);
+}
+
 /* The config of reactor r, for spec, into f. */
 static void
 reactors_write_conf(const struct bench *b, const struct run_spec *spec,
@@ -60,8 +81,8 @@ reactors_write_conf(const struct bench *b, const struct run_spec *spec,
 		reactors_path_list(spec->paths, paths, sizeof paths);
 		fprintf(f, "paths = %s\n", paths);
 	}
-	fprintf(f, "\n[namespace %s]\nsink = stream\n", spec->ns);
-	fprintf(f, "stream-maxlen = %" PRIu64 "\n", b->o.stream_maxlen);
+	fprintf(f, "\n[namespace %s]\n", spec->ns);
+	reactors_write_sink(b, spec, f);
 	if (spec->horizon_ms != 0)
 		fprintf(f, "trigger-horizon = %s\n",
 		    duration_format(spec->horizon_ms, dur, sizeof dur));

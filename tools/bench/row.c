@@ -14,6 +14,7 @@
 #include <hiredis/hiredis.h>
 
 #include "bench.h"
+#include "deliver.h"
 #include "query.h"
 #include "rcmd.h"
 #include "row.h"
@@ -278,7 +279,10 @@ row_prepare(
 		if (row_keys(b, b->o.big, 0, cause) != 0)
 			return (-1);
 	}
+	/* A delivery row measures deliveries, not what events cost. */
 	n = def->pending_big ? b->o.big : b->o.mem_events;
+	if (scenario_delivers(def))
+		n = 0;
 	if (def->pending_big)
 		row->big = b->o.big;
 	if (n == 0)
@@ -316,6 +320,9 @@ row_measure(
 		break;
 	case SCENARIO_MAX:
 		return (row_max(b, row, spec, cause));
+	case SCENARIO_DELIVER_DRAIN:
+	case SCENARIO_DELIVER_RATE:
+		return (deliver_run(b, row, spec, cause));
 	}
 	return (runner_run(b, spec, &row->res, cause));
 }
@@ -357,5 +364,6 @@ row_free(struct row *row)
 	for (i = 0; i < row->nprobes; i++)
 		result_free(&row->probes[i]);
 	free(row->probes);
+	deliver_result_free(row->dlv);
 	free(row->error);
 }

@@ -1,9 +1,9 @@
 /*
  * A scenario made into a row of the report: the database prepared as
  * the scenario asks (unrelated long-TTL keys, far-future pending events,
- * whose Redis memory is measured on the way), then one run, a drain, or
- * the search for the highest sustainable rate, one probe a run; and the
- * namespace cleaned after it.
+ * whose Redis memory is measured on the way), then one run, a drain, the
+ * search for the highest sustainable rate, one probe a run, or a delivery
+ * run (deliver.c); and the namespace cleaned after it.
  */
 #ifndef LAPSE_BENCH_ROW_H
 #define LAPSE_BENCH_ROW_H
@@ -15,6 +15,7 @@
 #include "scenario.h"
 
 struct bench;
+struct deliver_result;
 
 struct row {
 	const struct scenario *def;
@@ -28,6 +29,7 @@ struct row {
 	uint64_t big;
 	struct result *probes; /* SCENARIO_MAX */
 	size_t nprobes;
+	struct deliver_result *dlv; /* the delivery scenarios' figures */
 	char *error; /* the scenario could not run */
 };
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "result.h"
+#include "scenario.h"
 
 struct bench;
 
@@ -22,6 +23,10 @@ struct run_spec {
 	int reactors; /* --spawn: how many to start */
 	unsigned int paths; /* their CONF_PATH_* */
 	uint64_t horizon_ms; /* their trigger-horizon; 0: none */
+	enum scenario_sink sink; /* their namespace's sink */
+	const char *url; /* sink http: where they POST (borrowed) */
+	const char *command; /* sink exec: what they run (borrowed) */
+	uint64_t concurrency; /* sinks http and exec */
 };
 
 /*

@@ -1,7 +1,9 @@
 /*
  * The scenario table. A scenario without reactors takes --spawn N (or the
  * reactors already running); one without a rate takes --rate; one without
- * a trigger horizon takes --trigger-horizon.
+ * a trigger horizon takes --trigger-horizon. The delivery scenarios always
+ * run one reactor of their own: what they measure is what one reactor
+ * delivers.
  */
 #include "config.h"
 
@@ -130,6 +132,54 @@ static const struct scenario scenarios[] = {
 	            "long-TTL keys",
 	},
 	{
+	    .name = "http-drain",
+	    .kind = SCENARIO_DELIVER_DRAIN,
+	    .reactors = 1,
+	    .paths = CONF_PATHS_ALL,
+	    .flags = SCENARIO_SPAWN | SCENARIO_NEEDS_SPAWN,
+	    .what = "a backlog due at once POSTed to a local receiver, "
+	            "concurrency 64, next to wrk",
+	    .sink = SCENARIO_SINK_HTTP,
+	    .concurrency = 64,
+	    .group = SCENARIO_GROUP_DELIVERY,
+	},
+	{
+	    .name = "http-1k",
+	    .kind = SCENARIO_DELIVER_RATE,
+	    .rate = 1000,
+	    .reactors = 1,
+	    .paths = CONF_PATHS_ALL,
+	    .flags = SCENARIO_SPAWN | SCENARIO_NEEDS_SPAWN,
+	    .what = "1,000 events/s POSTed, lateness of the first attempt",
+	    .sink = SCENARIO_SINK_HTTP,
+	    .concurrency = 64,
+	    .group = SCENARIO_GROUP_DELIVERY,
+	},
+	{
+	    .name = "http-5k",
+	    .kind = SCENARIO_DELIVER_RATE,
+	    .rate = 5000,
+	    .reactors = 1,
+	    .paths = CONF_PATHS_ALL,
+	    .flags = SCENARIO_SPAWN | SCENARIO_NEEDS_SPAWN,
+	    .what = "5,000 events/s POSTed, lateness of the first attempt",
+	    .sink = SCENARIO_SINK_HTTP,
+	    .concurrency = 64,
+	    .group = SCENARIO_GROUP_DELIVERY,
+	},
+	{
+	    .name = "exec-drain",
+	    .kind = SCENARIO_DELIVER_DRAIN,
+	    .reactors = 1,
+	    .paths = CONF_PATHS_ALL,
+	    .flags = SCENARIO_SPAWN | SCENARIO_NEEDS_SPAWN,
+	    .what = "a backlog due at once run as /bin/true, "
+	            "concurrency 16, next to a spawn loop",
+	    .sink = SCENARIO_SINK_EXEC,
+	    .concurrency = 16,
+	    .group = SCENARIO_GROUP_DELIVERY,
+	},
+	{
 	    .name = "custom",
 	    .kind = SCENARIO_RATE,
 	    .paths = CONF_PATHS_ALL,
@@ -176,6 +226,26 @@ scenario_list_next(const char **cursor, size_t *len)
 	return (name);
 }
 
+/* Whether s belongs to the group named by the len bytes at name. */
+static int
+scenario_in_group(const struct scenario *s, const char *name, size_t len)
+{
+	return (s->group != NULL && strlen(s->group) == len &&
+	    strncmp(s->group, name, len) == 0);
+}
+
+int
+scenario_is_group(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
+		if (scenario_in_group(&scenarios[i], name, len))
+			return (1);
+	}
+	return (0);
+}
+
 int
 scenario_selected(const struct scenario *s, const char *list, int spawn)
 {
@@ -186,9 +256,30 @@ scenario_selected(const struct scenario *s, const char *list, int spawn)
 		return ((s->flags &
 		            (spawn ? SCENARIO_SPAWN : SCENARIO_EXTERNAL)) != 0);
 	for (cursor = list; (name = scenario_list_next(&cursor, &len)) != NULL;)
-		if (scenario_is(s, name, len))
+		if (scenario_is(s, name, len) ||
+		    scenario_in_group(s, name, len))
 			return (1);
 	return (0);
+}
+
+int
+scenario_delivers(const struct scenario *s)
+{
+	return (s->sink != SCENARIO_SINK_STREAM);
+}
+
+const char *
+scenario_sink_name(enum scenario_sink sink)
+{
+	switch (sink) {
+	case SCENARIO_SINK_STREAM:
+		break;
+	case SCENARIO_SINK_HTTP:
+		return ("http");
+	case SCENARIO_SINK_EXEC:
+		return ("exec");
+	}
+	return ("stream");
 }
 
 const char *

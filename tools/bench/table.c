@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "bench.h"
+#include "deliver.h"
 #include "duration.h"
 #include "proc.h"
 #include "table.h"
@@ -102,6 +103,19 @@ table_ceilings(const struct ceilings *c)
 	printf("\n");
 }
 
+/* Whether any row is a delivery row. */
+static int
+table_has_delivery(const struct bench *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->nrows; i++) {
+		if (b->rows[i].dlv != NULL)
+			return (1);
+	}
+	return (0);
+}
+
 /* One scenario's row, or its error. */
 static void
 table_row(const struct bench *b, const struct row *row)
@@ -117,16 +131,22 @@ table_row(const struct bench *b, const struct row *row)
 		snprintf(c[0], CELL, "?");
 	else
 		snprintf(c[0], CELL, "%d", row->reactors);
-	if (row->def->kind == SCENARIO_DRAIN)
+	if (row->def->kind == SCENARIO_DRAIN ||
+	    row->def->kind == SCENARIO_DELIVER_DRAIN)
 		snprintf(c[1], CELL, "drain");
 	else
 		snprintf(c[1], CELL, "%" PRIu64, res->rate);
 	table_float(c[2], res->sustained, 0);
+	/* A delivery is not a move into a stream. */
 	table_float(c[3],
-	    b->ceil.move > 0 ? res->sustained * 100 / b->ceil.move : -1, 1);
+	    b->ceil.move > 0 && row->dlv == NULL
+	        ? res->sustained * 100 / b->ceil.move
+	        : -1,
+	    1);
 	table_lateness(&res->lat[RESULT_VIA_ALL], &c[4]);
 	table_int(c[9], (int64_t)res->lost);
-	table_int(c[10], (int64_t)res->dup);
+	table_int(c[10],
+	    row->dlv != NULL && !row->dlv->dup_known ? -1 : (int64_t)res->dup);
 	table_float(c[11], res->reactor_cpu, 0);
 	table_float(
 	    c[12], res->rss_kb < 0 ? -1 : (double)res->rss_kb / 1024, 1);
@@ -162,6 +182,13 @@ table_rows(const struct bench *b)
 	       "backlog's age. -h1m:\n"
 	       "trigger-horizon = 1m, no trigger key for events due more "
 	       "than a minute ahead.\n");
+	if (table_has_delivery(b))
+		printf("http-*, exec-*: delivered by one reactor; fired/s: "
+		       "acknowledged per second; p50..max:\n"
+		       "the first attempt's arrival at the receiver - due "
+		       "(wall clock); dup: requests\n"
+		       "again for a key already seen (exec leaves no trace "
+		       "to count them).\n");
 }
 
 /* A row's lateness by path: every path that fired an event. */
@@ -234,6 +261,77 @@ table_work(const struct bench *b)
 	}
 }
 
+#define DLV_FMT "%-19s %-4s %4s %7s %8s  %-38s %8s %6s %7s %5s %7s %4s\n"
+
+/* The yardstick of a delivery row and the ratio to it, into two cells:
+ * "-" when the row has none, why when it was skipped. */
+static void
+table_delivery_ceiling(
+    const struct row *row, char (*c)[CELL], char *name, size_t len)
+{
+	const struct deliver_result *dr = row->dlv;
+
+	snprintf(name, len, "-");
+	table_float(c[0], dr->ceiling_per_s, 0);
+	table_float(c[1], -1, 1);
+	if (dr->ceiling == NULL)
+		return;
+	if (dr->ceiling_skipped != NULL) {
+		snprintf(
+		    name, len, "%s: %s", dr->ceiling_cmd, dr->ceiling_skipped);
+		return;
+	}
+	snprintf(name, len, "%s", dr->ceiling_cmd);
+	if (dr->ceiling_per_s > 0 && dr->per_s >= 0)
+		snprintf(
+		    c[1], CELL, "%.1f%%", dr->per_s * 100 / dr->ceiling_per_s);
+}
+
+static void
+table_delivery_row(const struct row *row)
+{
+	const struct deliver_result *dr = row->dlv;
+	char c[9][CELL], name[128];
+
+	snprintf(c[0], CELL, "%" PRIu64, dr->concurrency);
+	snprintf(c[1], CELL, "%" PRIu64, dr->events);
+	table_float(c[2], dr->per_s, 0);
+	table_delivery_ceiling(row, &c[3], name, sizeof name);
+	table_float(c[5], dr->cpu_ms_per_1k, 1);
+	table_float(c[6], dr->recv_cpu, 0);
+	snprintf(c[7], CELL, "%" PRIu64, dr->retried + dr->lease_expired);
+	snprintf(c[8], CELL, "%" PRIu64, dr->dead);
+	printf(DLV_FMT, row->def->name, scenario_sink_name(dr->sink), c[0],
+	    c[1], c[2], name, c[3], c[4], c[5], c[6], c[7], c[8]);
+}
+
+/* The delivery rows again, with their yardsticks and CPU per delivery. */
+static void
+table_delivery(const struct bench *b)
+{
+	size_t i;
+
+	if (!table_has_delivery(b))
+		return;
+	printf("\ndelivery by one reactor (http: to tests/hookrecv on "
+	       "127.0.0.1, kept alive; exec:\n"
+	       "/bin/true), next to a yardstick measured in the same run:\n");
+	printf(DLV_FMT, "scenario", "sink", "conc", "events", "acked/s",
+	    "yardstick", "/s", "ratio", "cpu/1k", "recv%", "retried", "dead");
+	for (i = 0; i < b->nrows; i++) {
+		if (b->rows[i].dlv != NULL && b->rows[i].res.scheduled != 0)
+			table_delivery_row(&b->rows[i]);
+	}
+	printf("\nacked/s: a drain's acknowledgements per second, first to "
+	       "last; a rate's as fired/s\n"
+	       "above. ratio: acked/s of the yardstick's /s. cpu/1k: "
+	       "reactor CPU ms per 1,000\n"
+	       "deliveries. recv%%: the receiver, %% of one core. retried: "
+	       "failed attempts retried\n"
+	       "(and leases expired). dead: events sent to the dead "
+	       "stream.\n");
+}
+
 /* The probes of every max search: rate and whether it passed. */
 static void
 table_probes(const struct bench *b)
@@ -260,6 +358,7 @@ table_print(const struct bench *b, const struct proc_machine *m)
 	table_ceilings(&b->ceil);
 	table_rows(b);
 	table_paths(b);
+	table_delivery(b);
 	table_work(b);
 	table_probes(b);
 	fflush(stdout);
