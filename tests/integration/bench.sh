@@ -2,9 +2,12 @@
 # lapse-bench, briefly: bad options refused with exit 2 and the message
 # (nothing started); a short spawned run with a trigger-key horizon in
 # which its own redis-server and reactor fire every event exactly once,
-# its JSON saying so, and nothing of the run left running.
+# its JSON saying so; the delivery scenarios, short, every event
+# delivered and acknowledged once with their yardsticks measured (and
+# http-drain without wrk: no ratio, and why); and nothing of the runs
+# left running.
 . "$TESTS_LIB"
-t_start 150
+t_start 300
 
 run() {
 	OUT=$("$@" 2>"$T_DIR/stderr")
@@ -65,5 +68,65 @@ t_match "the ceilings are measured" \
     '^[1-9][0-9]*(\.[0-9]+)?$'
 t_is "its directory is gone" "$(ls -A "$T_DIR/tmp")" ""
 t_is "none of its processes is left" \
+    "$(pgrep -f "$T_DIR/tmp/" | wc -l)" 0
+
+# The delivery scenarios, short: every event delivered once and
+# acknowledged, the receiver's counts agreeing, the yardsticks measured.
+REDIS_PATH=$(command -v "${REDIS_SERVER:-redis-server}")
+TMPDIR=$T_DIR/tmp run "$LAPSE_BENCH" --spawn 1 --lapsed "$LAPSED" \
+    --redis-server "$REDIS_PATH" --hookrecv "$HOOKRECV" \
+    --scenario delivery --http-events 2000 --exec-events 100 \
+    --delivery-duration 1s --json -q
+t_is "the delivery scenarios exit 0" "$RC: $ERR" "0: "
+drow() { echo "$OUT" | jq -r "select(.type == \"row\" and .scenario == \"$1\") | $2"; }
+t_is "the four delivery rows, in order" \
+    "$(echo "$OUT" | jq -r 'select(.type == "row") | .scenario' | tr '\n' ' ')" \
+    "http-drain http-1k http-5k exec-drain "
+for s in http-drain http-1k http-5k exec-drain; do
+	t_is "$s: every event acknowledged, none lost, retried or dead" \
+	    "$(drow "$s" '[.scheduled == .delivery.events,
+	        .delivery.acked == .delivery.events, .lost, .delivery.retried,
+	        .delivery.dead, .delivery.lease_expired] | map(tostring) |
+	        join(" ")')" "true true 0 0 0 0"
+	t_match "$s: reactor CPU per 1,000 deliveries is measured" \
+	    "$(drow "$s" .delivery.reactor_cpu_ms_per_1000)" \
+	    '^[0-9]+(\.[0-9]+)?$'
+done
+t_is "http-drain: the receiver got each of 2000 keys once, and wrk's" \
+    "$(drow http-drain '[.delivery.events, .delivery.receiver_keys,
+        .duplicated, .delivery.receiver_requests - .delivery.receiver_keyless,
+        .delivery.receiver_keyless > 0] | map(tostring) | join(" ")')" \
+    "2000 2000 0 2000 true"
+t_is "http-drain: wrk is the yardstick, with its ratio" \
+    "$(drow http-drain '[.delivery.ceiling.name,
+        .delivery.ceiling.command, .delivery.ceiling.per_s > 0,
+        .delivery.ceiling.ratio == .delivery.acked_per_s /
+            .delivery.ceiling.per_s] | map(tostring) | join(" ")')" \
+    "wrk wrk -t2 -c64 -d1s true true"
+for s in http-1k http-5k; do
+	t_is "$s: each first attempt arrived once, none early, due as planned" \
+	    "$(drow "$s" '[.scheduled, .lateness_ms.all.n, .duplicated, .early,
+	        .due_mismatched, .foreign] | map(tostring) | join(" ")')" \
+	    "$(drow "$s" '.target_per_s | tostring') $(drow "$s" \
+	        '.target_per_s | tostring') 0 0 0 0"
+	t_match "$s: lateness p99 is measured" \
+	    "$(drow "$s" '.lateness_ms.all.p99')" '^[0-9]+$'
+done
+t_is "exec-drain: the spawn loop is the yardstick; duplicates not counted" \
+    "$(drow exec-drain '[.delivery.ceiling.name, .delivery.ceiling.ratio > 0,
+        .duplicated, .delivery.duplicates_counted] | map(tostring) |
+        join(" ")')" "spawn loop true null false"
+
+# Without wrk in PATH, http-drain runs all the same, without its ratio.
+PATH=/nonexistent TMPDIR=$T_DIR/tmp run "$LAPSE_BENCH" --spawn 1 \
+    --lapsed "$LAPSED" --redis-server "$REDIS_PATH" --hookrecv "$HOOKRECV" \
+    --scenario http-drain --http-events 500 --json -q
+t_is "no wrk: http-drain exits 0" "$RC: $ERR" "0: "
+t_is "no wrk: every event delivered, the ratio skipped and why" \
+    "$(drow http-drain '[.delivery.acked, .lost, .delivery.ceiling.per_s,
+        .delivery.ceiling.ratio, .delivery.ceiling.skipped] | map(tostring) |
+        join(" ")')" "500 0 null null wrk not found"
+t_is "after the delivery runs, its directory is gone" "$(ls -A "$T_DIR/tmp")" ""
+t_is "after the delivery runs, none of its processes is left" \
     "$(pgrep -f "$T_DIR/tmp/" | wc -l)" 0
 t_done

@@ -498,6 +498,10 @@ dlv_judge_cpu(struct dlv *d)
 		res->redis_us_per_event =
 		    (double)(d->end.redis - d->start.redis) * 1e6 /
 		    (double)sysconf(_SC_CLK_TCK) / (double)acked;
+	if (d->start.redis_faults >= 0 && d->end.redis_faults >= 0)
+		res->redis_faults_per_event =
+		    (double)(d->end.redis_faults - d->start.redis_faults) /
+		    (double)acked;
 	res->ncost = cmdstats_cost(&d->start.cmd, &d->end.cmd, (double)acked,
 	    res->cost, CMDSTATS_COST_MAX);
 }

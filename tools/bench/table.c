@@ -220,7 +220,9 @@ table_paths(const struct bench *b)
 	int header = 0;
 
 	for (i = 0; i < b->nrows; i++) {
-		if (b->rows[i].res.lat[RESULT_VIA_ALL].n == 0)
+		/* A receiver does not know the path that fired a delivery. */
+		if (b->rows[i].res.lat[RESULT_VIA_ALL].n == 0 ||
+		    b->rows[i].dlv != NULL)
 			continue;
 		if (!header) {
 			printf("\nlateness by path (ms):\n");
