@@ -506,6 +506,24 @@ dlv_judge_cpu(struct dlv *d)
 	    res->cost, CMDSTATS_COST_MAX);
 }
 
+/* What the run did, on stderr. */
+static void
+dlv_say(const struct dlv *d)
+{
+	const struct result *res = d->res;
+	char late[64] = "";
+
+	if (res->lat[RESULT_VIA_ALL].n != 0)
+		snprintf(late, sizeof late,
+		    ", first attempts p99 %" PRId64 " ms",
+		    res->lat[RESULT_VIA_ALL].p99);
+	bench_say(d->b,
+	    "  acknowledged %" PRIu64 " of %" PRIu64
+	    " (%.0f/s)%s, lost %" PRIu64 ", retried %" PRIu64 ", dead %" PRIu64,
+	    d->dr->acked, res->scheduled, d->dr->per_s, late, res->lost,
+	    d->dr->retried, d->dr->dead);
+}
+
 static int
 dlv_judge(struct dlv *d, char **cause)
 {
@@ -522,6 +540,7 @@ dlv_judge(struct dlv *d, char **cause)
 	dlv_judge_rate(d);
 	dlv_judge_cpu(d);
 	result_judge(res, d->b->o.max_late_ms);
+	dlv_say(d);
 	return (0);
 }
 
