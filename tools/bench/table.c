@@ -331,10 +331,10 @@ table_delivery(const struct bench *b)
 	       "deliveries. recv%%: the receiver, %% of one core. retried: "
 	       "failed attempts retried\n"
 	       "(and leases expired). dead: events sent to the dead "
-	       "stream. Their Redis work below is per\n"
-	       "delivery, from the reactor's start to the last "
-	       "acknowledgement (a rate's includes\n"
-	       "scheduling its events).\n");
+	       "stream. Redis work per event\n"
+	       "below: per delivery, from the reactor's start to the last "
+	       "acknowledgement (a\n"
+	       "rate's includes scheduling its events).\n");
 }
 
 /* The probes of every max search: rate and whether it passed. */
