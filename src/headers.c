@@ -11,12 +11,11 @@
 
 #include "codec.h"
 #include "headers.h"
+#include "webhook.h"
 #include "xmalloc.h"
 
-/* Those webhook_header_check() refuses, and those lapsed sets itself. */
-static const char *reserved[] = { "host", "content-length", "transfer-encoding",
-	"connection", "expect", "keep-alive", "te", "trailer", "upgrade",
-	"proxy-connection", "idempotency-key", "webhook-id",
+/* The headers lapsed sets itself; webhook.h has those of the framing. */
+static const char *reserved[] = { "idempotency-key", "webhook-id",
 	"webhook-timestamp", "webhook-signature", "lapse-attempt" };
 
 int
@@ -24,6 +23,8 @@ headers_reserved(const char *name)
 {
 	size_t i;
 
+	if (webhook_header_reserved(name))
+		return (1);
 	for (i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
 		if (strcasecmp(name, reserved[i]) == 0)
 			return (1);

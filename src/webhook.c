@@ -403,6 +403,19 @@ static const char *reserved_headers[] = { "Host", "Content-Length",
 	"Trailer", "Upgrade", "Proxy-Connection" };
 
 int
+webhook_header_reserved(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof reserved_headers / sizeof *reserved_headers;
+	     i++) {
+		if (strcasecmp(name, reserved_headers[i]) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+int
 webhook_header_name_ok(const char *name)
 {
 	size_t i;
@@ -421,7 +434,6 @@ webhook_header_check(const char *name, const char *value, char **cause)
 {
 	const unsigned char *v;
 	char *quoted;
-	size_t i;
 
 	if (*name == '\0') {
 		*cause = xstrdup("empty header name");
@@ -433,13 +445,9 @@ webhook_header_check(const char *name, const char *value, char **cause)
 		free(quoted);
 		return (-1);
 	}
-	for (i = 0; i < sizeof reserved_headers / sizeof *reserved_headers;
-	     i++) {
-		if (strcasecmp(name, reserved_headers[i]) == 0) {
-			xasprintf(
-			    cause, "header \"%s\" is set by lapsed", name);
-			return (-1);
-		}
+	if (webhook_header_reserved(name)) {
+		xasprintf(cause, "header \"%s\" is set by lapsed", name);
+		return (-1);
 	}
 	for (v = (const unsigned char *)value; *v != '\0'; v++) {
 		if ((*v < 0x20 && *v != '\t') || *v == 0x7f) {

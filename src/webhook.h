@@ -147,6 +147,14 @@ webhook_client_stats(const struct webhook_client *, struct webhook_stats *);
  */
 int webhook_url_check(const char *url, char **cause);
 
+/*
+ * Whether header name (case-insensitively) frames the message or manages
+ * the connection, so that the client sets it or refuses it: Host,
+ * Content-Length, Transfer-Encoding, Connection, Expect, Keep-Alive, TE,
+ * Trailer, Upgrade, Proxy-Connection.
+ */
+int webhook_header_reserved(const char *name);
+
 /* Whether name is an HTTP header name: an RFC 9110 token. */
 int webhook_header_name_ok(const char *name);
 

@@ -244,12 +244,12 @@ lapsed_kill() {
 	t_untrack "$pid"
 }
 
-# lapsed_stop NAME: SIGTERM, wait (at most 15 s) and answer its exit code.
-lapsed_stop() {
-	local pid i=0 rc
-	pid=$(cat "$T_DIR/$1.pid")
+# stop_pid PID TICKS: SIGTERM, wait at most TICKS * 50 ms (then SIGKILL),
+# and answer its exit code.
+stop_pid() {
+	local pid=$1 i=0 rc
 	kill -TERM "$pid" 2>/dev/null
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 300 ]; do
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt "$2" ]; do
 		sleep 0.05
 		i=$((i + 1))
 	done
@@ -260,6 +260,11 @@ lapsed_stop() {
 	rc=$?
 	t_untrack "$pid"
 	return $rc
+}
+
+# lapsed_stop NAME: SIGTERM, wait (at most 15 s) and answer its exit code.
+lapsed_stop() {
+	stop_pid "$(cat "$T_DIR/$1.pid")" 300
 }
 
 # gen_schedule NS COUNT FIRST_DUE_MS SPAN_MS [PREFIX]: RESP for COUNT
@@ -437,20 +442,7 @@ hookrecv_start() {
 # hookrecv_stop NAME: SIGTERM, wait (at most 10 s, then SIGKILL) and
 # answer its exit code.
 hookrecv_stop() {
-	local pid i=0 rc
-	pid=$(cat "$T_DIR/hook-$1.pid")
-	kill -TERM "$pid" 2>/dev/null
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -9 "$pid"
-	fi
-	wait "$pid"
-	rc=$?
-	t_untrack "$pid"
-	return $rc
+	stop_pid "$(cat "$T_DIR/hook-$1.pid")" 200
 }
 
 # hook_count NAME [JQ-CONDITION]: how many requests NAME has logged (that

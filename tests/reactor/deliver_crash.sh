@@ -43,7 +43,8 @@ for i in 1 2 3 4 5; do
 	lapse_cli schedule slow "k$i" --in 100ms --payload "k$i" >/dev/null
 done
 wait_until 10 "5 leases" '[ "$(rcli ZCARD "lapse:{slow}:inflight")" = 5 ]'
-sleep 0.3 # the requests are on their way to the receiver
+# The receiver logs each request as it arrives, before it answers.
+wait_until 10 "the 5 requests to arrive" '[ "$(nreqs /slow/2500/)" = 5 ]'
 lapsed_kill r1
 killed_ms=$(redis_time_ms)
 lapsed_conf r2 "$(ns_conf)"
@@ -71,7 +72,7 @@ for i in 1 2 3 4; do
 	lapse_cli schedule term "t$i" --in 100ms >/dev/null
 done
 wait_until 10 "4 leases" '[ "$(rcli ZCARD "lapse:{term}:inflight")" = 4 ]'
-sleep 0.3
+wait_until 10 "the 4 requests to arrive" '[ "$(nreqs /slow/1500/)" = 4 ]'
 lapsed_stop r2
 t_is "SIGTERM with 4 requests in flight: exit 0" "$?" 0
 t_is "they finished and were acknowledged before the exit" \
@@ -106,7 +107,8 @@ for i in 1 2 3; do
 	lapse_cli schedule slow "c$i" --in 100ms --payload "c$i" >/dev/null
 done
 wait_until 10 "3 leases" '[ "$(rcli ZCARD "lapse:{slow}:inflight")" = 3 ]'
-sleep 0.3
+wait_until 10 "the 3 requests to arrive" \
+    '[ "$(reqs /slow/2500/ | grep -c "\"slow/c")" -ge 3 ]'
 rcli CLIENT KILL TYPE normal SKIPME yes >/dev/null
 wait_until 30 "the acks" '[ "$(left slow)" = 000 ]'
 t_is "connection killed mid-delivery: each event delivered, none lost or dead" \

@@ -58,7 +58,8 @@ for i in $(seq 1 20); do
 	lapse_cli schedule ok "e$i" --in 200ms --payload "{\"n\":$i}" >/dev/null
 done
 wait_until 20 "20 deliveries" '[ "$(nreqs /ok/)" -ge 20 ]'
-sleep 0.3
+# Acknowledged: no attempt of these can still be on its way.
+wait_until 10 "the acks" '[ "$(left ok)" = 000 ]'
 t_is "20 events: 20 requests, one per idempotency key" \
     "$(nreqs /ok/):$(reqs /ok/ | jq -r .key | sort -u | wc -l)" "20:20"
 t_is "the key is NS/id/due and webhook-id is the same" \
