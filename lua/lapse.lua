@@ -132,7 +132,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 6
+local VERSION = 7
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -2014,25 +2014,33 @@ local function fenced(c, f)
 end
 
 --[[
-lapse_ack: the attempt succeeded; the event is done.
+lapse_ack: attempts succeeded; their events are done.
 
 KEYS: lapse:{NS}:jobs lapse:{NS}:inflight
-ARGV: NS ID DUE ATTEMPT
-Reply: 1 acked (the id leaves inflight, its record is deleted, counted in
-acked), 0 stale (nothing changed).
+ARGV: NS ID1 DUE1 ATTEMPT1 [ID2 DUE2 ATTEMPT2 ...]   (1 to 1000 triples)
+Reply: the number acked (with one triple, 1 acked or 0 stale): each
+current fence's id leaves inflight and its record is deleted, counted in
+acked; a stale fence (or a repeated one) changes nothing. Every fence is
+read before the first write.
 ]]
 local function ack(keys, args)
 	local c = delivering(args[1])
 	check_keys(keys, { c.jobs, c.inflight })
-	check_nargs(args, 4, 'NS ID DUE ATTEMPT')
-	local f = check_fence(args, 2)
-	if not fenced(c, f) then
+	local fences = check_fences(args, 2)
+	local ids, seen = {}, {}
+	for _, f in ipairs(fences) do
+		if not seen[f.id] and fenced(c, f) then
+			ids[#ids + 1] = f.id
+			seen[f.id] = true
+		end
+	end
+	if #ids == 0 then
 		return 0
 	end
-	redis_call('ZREM', c.inflight, f.id)
-	redis_call('HDEL', c.jobs, f.id)
-	count(c.p, 'acked', 1)
-	return 1
+	call_list('ZREM', c.inflight, ids)
+	call_list('HDEL', c.jobs, ids)
+	count(c.p, 'acked', #ids)
+	return #ids
 end
 
 -- lapse_retry's arguments after the fence, checked into c: delay, max

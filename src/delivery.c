@@ -101,6 +101,9 @@ struct delivery {
 	uint64_t seq;
 	struct event *extend_timer;
 	struct event *stop_timer;
+	struct rcmd acks; /* the lapse_ack of this loop turn, being built */
+	unsigned int nacks; /* its fences */
+	struct event *ack_flush; /* sends it once the turn's callbacks ran */
 	int stopping;
 	int taking; /* in delivery_take(): a slot freed is told after it */
 	int slot_freed;
@@ -122,6 +125,7 @@ struct call {
 	size_t nseqs;
 };
 
+static void ack_send(struct delivery *);
 static void attempt_start(struct attempt *);
 static void check_done(struct delivery *);
 static void slot_freed(struct delivery *);
@@ -230,11 +234,20 @@ call_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent)
 	}
 	switch (c->kind) {
 	case CALL_ACK:
+		/* The number acked: the others were stale. */
+		if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0 &&
+		    (unsigned long long)reply->integer < c->nseqs) {
+			d->st.stale += c->nseqs - (size_t)reply->integer;
+			log_info("namespace %s: %zu of the acks of %s were "
+			         "stale: their leases were lost, and other "
+			         "attempts have them",
+			    d->ns->name, c->nseqs - (size_t)reply->integer,
+			    c->what);
+		}
+		break;
 	case CALL_RETRY:
-		/* ack answers 1 or 0; retry { status, due }. */
-		if (reply->type == REDIS_REPLY_INTEGER)
-			status = reply->integer;
-		else if (aconn_reply_int(reply, 0, &status) != 0)
+		/* retry answers { status, due }. */
+		if (aconn_reply_int(reply, 0, &status) != 0)
 			status = -1;
 		if (status == 0) {
 			d->st.stale++;
@@ -304,18 +317,50 @@ add_fence(struct rcmd *cmd, const struct attempt *a)
 	rcmd_addf(cmd, "%u", a->attempt);
 }
 
+/*
+ * Acks go in one lapse_ack per loop turn: the attempts that ended in this
+ * turn's callbacks are fenced in the same call, sent once they have all
+ * run (or at DELIVERY_CALL_MAX triples). A sweep sent in the meantime is
+ * not queued behind one call per event, and Redis runs one call, not many.
+ */
 static void
-send_ack(struct delivery *d, struct attempt *a)
+ack_add(struct delivery *d, const struct attempt *a)
 {
-	struct rcmd cmd;
+	if (d->nacks == 0) {
+		fcall_head(&d->acks, "lapse_ack", 2);
+		rcmd_add_str(&d->acks, d->key_jobs);
+		rcmd_add_str(&d->acks, d->key_inflight);
+		rcmd_add_str(&d->acks, d->ns->name);
+		event_active(d->ack_flush, EV_TIMEOUT, 1);
+	}
+	/* The attempt is freed before the call is sent: the id is copied. */
+	rcmd_add_copy(&d->acks, a->id, a->idlen);
+	rcmd_addf(&d->acks, "%" PRId64, a->due);
+	rcmd_addf(&d->acks, "%u", a->attempt);
+	if (++d->nacks == DELIVERY_CALL_MAX)
+		ack_send(d);
+}
 
-	fcall_head(&cmd, "lapse_ack", 2);
-	rcmd_add_str(&cmd, d->key_jobs);
-	rcmd_add_str(&cmd, d->key_inflight);
-	rcmd_add_str(&cmd, d->ns->name);
-	add_fence(&cmd, a);
-	send_call(d, &cmd, call_new(d, CALL_ACK, a));
-	rcmd_free(&cmd);
+/* Send the acks added so far, if any. */
+static void
+ack_send(struct delivery *d)
+{
+	struct call *c;
+
+	if (d->nacks == 0)
+		return;
+	c = call_new(d, CALL_ACK, NULL);
+	c->nseqs = d->nacks; /* counted, not kept */
+	xasprintf(&c->what, "%u event%s", d->nacks, d->nacks == 1 ? "" : "s");
+	d->nacks = 0;
+	send_call(d, &d->acks, c);
+	rcmd_free(&d->acks);
+}
+
+static void
+ack_flush_cb(evutil_socket_t fd, short events, void *arg)
+{
+	ack_send(arg);
 }
 
 static void
@@ -389,6 +434,7 @@ check_done(struct delivery *d)
 
 	if (!d->stopping || d->nrunning > 0 || done == NULL)
 		return;
+	ack_send(d); /* before the link goes */
 	d->done = NULL;
 	evtimer_del(d->stop_timer);
 	evtimer_del(d->extend_timer);
@@ -414,7 +460,7 @@ attempt_end(struct attempt *a, const char *error, const char *logged, int dead,
 	d->nrunning--;
 	if (error == NULL) {
 		d->st.succeeded++;
-		send_ack(d, a);
+		ack_add(d, a);
 	} else {
 		if (!dead) {
 			evutil_secure_rng_get_bytes(&random, sizeof random);
@@ -890,7 +936,9 @@ delivery_new(struct event_base *base, struct evdns_base *dns,
 
 	d->extend_timer = event_new(base, -1, EV_PERSIST, extend_cb, d);
 	d->stop_timer = evtimer_new(base, stop_timer_cb, d);
-	if (d->extend_timer == NULL || d->stop_timer == NULL)
+	d->ack_flush = event_new(base, -1, 0, ack_flush_cb, d);
+	if (d->extend_timer == NULL || d->stop_timer == NULL ||
+	    d->ack_flush == NULL)
 		fatalx("delivery_new: cannot create timers");
 	every = d->dc->lease_ms / 3;
 	if (every < DELIVERY_EXTEND_MIN_MS)
@@ -925,6 +973,9 @@ delivery_free(struct delivery *d)
 		webhook_client_free(d->http);
 	event_free(d->extend_timer);
 	event_free(d->stop_timer);
+	event_free(d->ack_flush);
+	if (d->nacks > 0)
+		rcmd_free(&d->acks);
 	free(d->key_due);
 	free(d->key_jobs);
 	free(d->key_inflight);

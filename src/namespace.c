@@ -2,7 +2,8 @@
  * The runtime of one namespace. Invariants:
  *
  *  - Every claim is a lapse_sweep call; at most one is in flight, except
- *    while draining. A request for another while one is in flight is
+ *    while draining, or while a delivery namespace refills its slots
+ *    (slot_cb). A request for another while one is in flight is
  *    remembered (ns->again) and sent when the last reply arrives, so
  *    bursts of notifications cost one call per round trip, not one per
  *    event.
@@ -46,6 +47,19 @@
 
 /* Sweeps kept in flight while draining a backlog. */
 #define NAMESPACE_DRAIN_DEPTH 2
+
+/*
+ * A delivery namespace waiting for slots sweeps again once 1/this of them
+ * are free, with up to NAMESPACE_REFILL_DEPTH sweeps in flight.
+ */
+#define NAMESPACE_REFILL_PART 4
+#define NAMESPACE_REFILL_DEPTH 4
+
+/* Sweeps in flight at most. */
+#define NAMESPACE_INFLIGHT_MAX \
+	(NAMESPACE_DRAIN_DEPTH > NAMESPACE_REFILL_DEPTH \
+	        ? NAMESPACE_DRAIN_DEPTH \
+	        : NAMESPACE_REFILL_DEPTH)
 
 /*
  * The records one sweep may take, in bytes: with payloads of up to 1 MiB,
@@ -97,7 +111,7 @@ struct namespace
 	struct delivery *delivery;
 	unsigned int reserved;
 	unsigned int
-	    batch[NAMESPACE_DRAIN_DEPTH]; /* asked by those in flight */
+	    batch[NAMESPACE_INFLIGHT_MAX]; /* asked by those in flight */
 	int batch_head; /* the oldest's */
 	enum via starved;
 	uint64_t leases_expired;
@@ -312,7 +326,7 @@ sweep_cb(
 	unsigned int batch = ns->batch[ns->batch_head];
 
 	/* Replies come in the order sent: this one asked for batch. */
-	ns->batch_head = (ns->batch_head + 1) % NAMESPACE_DRAIN_DEPTH;
+	ns->batch_head = (ns->batch_head + 1) % NAMESPACE_INFLIGHT_MAX;
 	ns->reserved -= ns->delivery != NULL ? batch : 0;
 	/* The last reply in flight decides what comes next. */
 	if (--ns->inflight == 0) {
@@ -387,7 +401,7 @@ ns_send(struct namespace *ns, enum via via)
 	}
 	if (rc != 0)
 		return (-1);
-	ns->batch[(ns->batch_head + ns->inflight) % NAMESPACE_DRAIN_DEPTH] =
+	ns->batch[(ns->batch_head + ns->inflight) % NAMESPACE_INFLIGHT_MAX] =
 	    batch;
 	if (ns->delivery != NULL)
 		ns->reserved += batch;
@@ -549,17 +563,32 @@ ns_build_sweep(
 	}
 }
 
-/* An attempt ended: if events wait for a slot, sweep for them. */
+/*
+ * An attempt ended: if events wait for a slot, sweep for them. With none
+ * in flight the first free slot sweeps; with some in flight, another is
+ * sent once a quarter of the slots are free and not promised to them, so
+ * that the next batch is on its way while this one is delivered (a sweep
+ * per slot would cost Redis a call per event). Until then the namespace
+ * stays starved, and the last reply decides what comes next.
+ */
 static void
 slot_cb(void *arg)
 {
 	struct namespace *ns = arg;
 	enum via via = ns->starved;
+	unsigned int refill;
 
-	if (via == VIA_NONE || ns->stopping)
+	if (via == VIA_NONE || ns->stopping || !link_ready(ns->link))
 		return;
-	ns->starved = VIA_NONE;
-	ns_sweep_now(ns, via);
+	if (ns->inflight == 0) {
+		ns->starved = VIA_NONE;
+		ns_sweep_now(ns, via);
+		return;
+	}
+	refill = ns->ns->delivery.concurrency / NAMESPACE_REFILL_PART;
+	if (ns->inflight < NAMESPACE_REFILL_DEPTH &&
+	    ns_slots(ns) >= (refill > 0 ? refill : 1))
+		ns_send(ns, via);
 }
 
 /* The sink's name and key suffix. */

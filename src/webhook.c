@@ -144,8 +144,9 @@ struct webhook_call {
 	int status;
 	char *error;
 	int64_t retry_after_ms;
-	char *body; /* WEBHOOK_BODY_MAX bytes once something is kept */
+	char *body; /* what is kept, at most WEBHOOK_BODY_MAX bytes */
 	size_t bodylen;
+	size_t bodycap;
 	char *location;
 
 	TAILQ_ENTRY(webhook_call) entry;
@@ -941,10 +942,19 @@ chunk_cb(struct evhttp_request *req, void *arg)
 {
 	struct webhook_call *call = arg;
 	struct evbuffer *in = evhttp_request_get_input_buffer(req);
-	size_t n = evbuffer_get_length(in), room;
+	size_t n = evbuffer_get_length(in), room, want;
 
-	if (call->body == NULL)
-		call->body = xmalloc(WEBHOOK_BODY_MAX);
+	/* The buffer grows with the body: most are a few bytes, or none. */
+	want = call->bodylen + n < WEBHOOK_BODY_MAX ? call->bodylen + n
+	                                            : WEBHOOK_BODY_MAX;
+	if (want > call->bodycap) {
+		if (want < 2 * call->bodycap)
+			want = 2 * call->bodycap < WEBHOOK_BODY_MAX
+			    ? 2 * call->bodycap
+			    : WEBHOOK_BODY_MAX;
+		call->body = xreallocarray(call->body, want, 1);
+		call->bodycap = want;
+	}
 	room = WEBHOOK_BODY_MAX - call->bodylen;
 	if (n <= room) {
 		evbuffer_remove(in, call->body + call->bodylen, n);

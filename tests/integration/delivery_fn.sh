@@ -176,6 +176,23 @@ t_is "an ack of the attempt under way when it was rescheduled is stale" \
     "$(ack F e4 4000 1)" 0
 t_is "and changes nothing" "$(digest)" "$d0"
 
+# A batch: the reactor acks what one loop turn finished in one call.
+for i in 1 2 3 4; do fcall_schedule K "k$i" at "${i}000" "p$i" >/dev/null; done
+dsweep K 10 >/dev/null
+t_is "an ack of many answers how many were acked: two current, one with \
+another attempt, one not in flight, one repeated" \
+    "$(ack K k1 1000 1 k2 2000 2 nope 1000 1 k3 3000 1 k1 1000 1)" 2
+t_is "the current ones leave inflight and jobs, the others stay" \
+    "$(zscore K inflight k1)$(zscore K inflight k3):$(record K k1)$(record K k3):$(rcli ZCARD "$(kd K inflight)")" \
+    ":nullnull:2"
+t_is "they are counted once each" "$(count K acked)" 2
+d0=$(digest)
+t_is "an ack of many stale ones answers 0" \
+    "$(ack K k1 1000 1 k2 2000 2 k4 4000 9)" 0
+t_is "and changes nothing" "$(digest)" "$d0"
+t_is "the rest acked at once" "$(ack K k2 2000 1 k4 4000 1)" 2
+t_is "nothing is left in flight" "$(rcli ZCARD "$(kd K inflight)")" 0
+
 # --- retry --------------------------------------------------------------------
 
 fcall_schedule R r1 at 1000 p1 url https://example.com/r1 >/dev/null
@@ -458,8 +475,12 @@ bad 'ERR lapse:{W}:inflight holds a string, not a zset' \
 bad 'ERR lapse:{V}:dead holds a list, not a stream' \
     lapse_sweep 4 $(k4 V) V sweep http 0 10 100 1000 3
 
-bad 'ERR expected 4 arguments (NS ID DUE ATTEMPT), got 3' \
+bad 'ERR expected 1 to 1000 triples ID DUE ATTEMPT, got 2 arguments after NS' \
     lapse_ack 2 "$(kd B jobs)" "$(kd B inflight)" B b1 1000
+bad 'ERR expected 1 to 1000 triples ID DUE ATTEMPT, got 4 arguments after NS' \
+    lapse_ack 2 "$(kd B jobs)" "$(kd B inflight)" B b1 1000 1 b2
+bad 'ERR bad attempt "x": must be 1 to 1000000000000000' \
+    lapse_ack 2 "$(kd B jobs)" "$(kd B inflight)" B b1 1000 1 b2 1000 x
 bad 'ERR KEYS[2] must be lapse:{B}:inflight' \
     lapse_ack 2 "$(kd B jobs)" "$(kd B due)" B b1 1000 1
 bad 'ERR bad id "a b": byte 0x20 at offset 1 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)' \

@@ -224,4 +224,37 @@ after=$(rcli INFO commandstats | sed -n 's/^cmdstat_fcall:calls=\([0-9]*\),.*/\1
 t_is "idle: a few calls in 2 s, not a loop of empty sweeps" \
     "$([ $((after - before)) -le 10 ] && echo few || echo "$((after - before))")" few
 lapsed_stop r2
+
+# --- a burst: acks batched, each event acked once ---------------------------
+# 300 events already due when the reactor starts: they are delivered 64 at
+# a time, and the acks of the requests that end in one turn of the loop go
+# to Redis in one lapse_ack call.
+now=$(redis_time_ms)
+for i in $(seq 1 300); do
+	printf 'FCALL lapse_schedule 3 lapse:{burst}:due lapse:{burst}:jobs lapse:{burst}:t:b%d burst b%d at %d x\n' \
+	    "$i" "$i" "$now"
+done | rcli >/dev/null
+t_is "300 events pending" "$(rcli ZCARD 'lapse:{burst}:due')" 300
+rcli MONITOR >"$T_DIR/monitor" &
+mon=$!
+wait_for 5 "MONITOR" grep -q OK "$T_DIR/monitor"
+lapsed_conf r3 "$(http burst ok/burst/)" "concurrency = 64"
+lapsed_start r3
+wait_until 30 "300 deliveries" '[ "$(nreqs /ok/burst/)" -ge 300 ]'
+wait_until 10 "the acks" '[ "$(left burst)" = 000 ]'
+lapsed_stop r3
+kill "$mon"
+wait "$mon" 2>/dev/null
+t_is "one request per event" \
+    "$(reqs /ok/burst/ | jq -r .key | sort -u | wc -l):$(nreqs /ok/burst/)" \
+    300:300
+# The acks in MONITOR: one line per call ("ts" [db addr] "FCALL"
+# "lapse_ack" "2" jobs inflight NS, then the fences).
+grep '"lapse_ack"' "$T_DIR/monitor" | tr -d '"' |
+    awk '{ for (i = 10; i <= NF; i += 3) print $i }' >"$T_DIR/acked"
+t_is "every event acked once" \
+    "$(sort -u "$T_DIR/acked" | wc -l):$(wc -l <"$T_DIR/acked")" 300:300
+calls=$(grep -c '"lapse_ack"' "$T_DIR/monitor")
+t_is "acks batched: fewer lapse_ack calls than events" \
+    "$([ "$calls" -lt 150 ] && echo batched || echo "$calls calls")" batched
 t_done
