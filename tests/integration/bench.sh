@@ -97,6 +97,9 @@ t_is "http-drain: the receiver got each of 2000 keys once, and wrk's" \
         .duplicated, .delivery.receiver_requests - .delivery.receiver_keyless,
         .delivery.receiver_keyless > 0] | map(tostring) | join(" ")')" \
     "2000 2000 0 2000 true"
+t_match "http-drain: the receiver's CPU per delivery is measured" \
+    "$(drow http-drain .delivery.receiver_cpu_us_per_delivery)" \
+    '^[0-9]+(\.[0-9]+)?$'
 t_is "http-drain: wrk is the yardstick, with its ratio" \
     "$(drow http-drain '[.delivery.ceiling.name,
         .delivery.ceiling.command, .delivery.ceiling.per_s > 0,

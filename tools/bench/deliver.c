@@ -91,6 +91,7 @@ dlv_init(struct dlv *d, struct bench *b, struct row *row, struct run_spec *spec)
 	d->dr->sink = def->sink;
 	d->dr->concurrency = def->concurrency;
 	d->dr->per_s = d->dr->cpu_ms_per_1k = d->dr->recv_cpu = -1;
+	d->dr->recv_us = -1;
 	d->dr->ceiling_per_s = -1;
 	d->dr->dup_known = def->sink == SCENARIO_SINK_HTTP;
 	spec->sink = def->sink;
@@ -494,6 +495,9 @@ dlv_judge_cpu(struct dlv *d)
 	ms = (double)(d->end.reactors - d->start.reactors) * 1000 /
 	    (double)sysconf(_SC_CLK_TCK);
 	d->dr->cpu_ms_per_1k = ms * 1000 / (double)acked;
+	if (d->recv_ticks0 >= 0 && d->recv_ticks1 >= 0)
+		d->dr->recv_us = (double)(d->recv_ticks1 - d->recv_ticks0) *
+		    1e6 / (double)sysconf(_SC_CLK_TCK) / (double)acked;
 	if (d->start.redis >= 0 && d->end.redis >= 0)
 		res->redis_us_per_event =
 		    (double)(d->end.redis - d->start.redis) * 1e6 /

@@ -31,6 +31,7 @@ struct deliver_result {
 	double per_s; /* acknowledged per second; < 0 unknown */
 	double cpu_ms_per_1k; /* reactor CPU per 1,000 acked; < 0 unknown */
 	double recv_cpu; /* the receiver, % of one core; < 0 unknown */
+	double recv_us; /* the receiver's CPU us per delivery; < 0 unknown */
 	int dup_known; /* whether repeated deliveries could be seen */
 
 	/* The yardstick: "wrk" or "spawn loop" (NULL: none for this row). */

@@ -321,6 +321,7 @@ json_delivery(struct json_line *j, cJSON *o, const struct deliver_result *dr)
 	json_num_or_null(j, d, "acked_per_s", dr->per_s);
 	json_num_or_null(j, d, "reactor_cpu_ms_per_1000", dr->cpu_ms_per_1k);
 	json_num_or_null(j, d, "receiver_cpu_pct", dr->recv_cpu);
+	json_num_or_null(j, d, "receiver_cpu_us_per_delivery", dr->recv_us);
 	json_bool(j, d, "duplicates_counted", dr->dup_known);
 	if (dr->recv.requests != 0) {
 		json_num(j, d, "receiver_requests", (double)dr->recv.requests);

@@ -307,9 +307,43 @@ table_delivery_row(const struct row *row)
 	    c[1], c[2], name, c[3], c[4], c[5], c[6], c[7], c[8]);
 }
 
+/*
+ * The bound the CPUs put on an http row: the reactor, Redis and the
+ * receiver all run on this machine's CPUs, so that at best, with every
+ * CPU busy all the time, a delivery costs their CPU time per delivery
+ * summed, shared out over the CPUs.
+ */
+static void
+table_delivery_bound(const struct row *row, long ncpu)
+{
+	const struct deliver_result *dr = row->dlv;
+	double reactor_us, total_us, bound;
+
+	if (dr->sink != SCENARIO_SINK_HTTP || dr->ceiling == NULL ||
+	    dr->cpu_ms_per_1k < 0 || dr->recv_us < 0 ||
+	    row->res.redis_us_per_event < 0 || ncpu < 1)
+		return;
+	reactor_us = dr->cpu_ms_per_1k; /* ms per 1,000 = us per 1 */
+	total_us = reactor_us + row->res.redis_us_per_event + dr->recv_us;
+	if (total_us <= 0)
+		return;
+	bound = (double)ncpu * 1e6 / total_us;
+	printf("%s: CPU us per delivery: reactor %.1f + Redis %.1f + "
+	       "receiver %.1f = %.1f;\n"
+	       "  %ld CPUs busy all the time would allow %.0f/s",
+	    row->def->name, reactor_us, row->res.redis_us_per_event,
+	    dr->recv_us, total_us, ncpu, bound);
+	if (dr->ceiling_per_s > 0)
+		printf(" (%.1f%% of the yardstick's)",
+		    bound * 100 / dr->ceiling_per_s);
+	if (dr->per_s >= 0)
+		printf("; acked/s is %.1f%% of that", dr->per_s * 100 / bound);
+	printf("\n");
+}
+
 /* The delivery rows again, with their yardsticks and CPU per delivery. */
 static void
-table_delivery(const struct bench *b)
+table_delivery(const struct bench *b, long ncpu)
 {
 	size_t i;
 
@@ -334,7 +368,11 @@ table_delivery(const struct bench *b)
 	       "stream. Redis work per event\n"
 	       "below: per delivery, from the reactor's start to the last "
 	       "acknowledgement (a\n"
-	       "rate's includes scheduling its events).\n");
+	       "rate's includes scheduling its events).\n\n");
+	for (i = 0; i < b->nrows; i++) {
+		if (b->rows[i].dlv != NULL && b->rows[i].res.scheduled != 0)
+			table_delivery_bound(&b->rows[i], ncpu);
+	}
 }
 
 /* The probes of every max search: rate and whether it passed. */
@@ -363,7 +401,7 @@ table_print(const struct bench *b, const struct proc_machine *m)
 	table_ceilings(&b->ceil);
 	table_rows(b);
 	table_paths(b);
-	table_delivery(b);
+	table_delivery(b, m->ncpu);
 	table_work(b);
 	table_probes(b);
 	fflush(stdout);
