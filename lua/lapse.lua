@@ -2027,11 +2027,22 @@ local function ack(keys, args)
 	local c = delivering(args[1])
 	check_keys(keys, { c.jobs, c.inflight })
 	local fences = check_fences(args, 2)
+	local want = {}
+	for i, f in ipairs(fences) do
+		want[i] = f.id
+	end
+	-- Two reads for all the fences (as fenced() makes for one); both
+	-- always run, so that a key of another type is refused.
+	local leases = read_typed('zset', 'ZMSCORE', c.inflight, unpack(want))
+	local raws = read_typed('hash', 'HMGET', c.jobs, unpack(want))
 	local ids, seen = {}, {}
-	for _, f in ipairs(fences) do
-		if not seen[f.id] and fenced(c, f) then
-			ids[#ids + 1] = f.id
-			seen[f.id] = true
+	for i, f in ipairs(fences) do
+		if leases[i] and raws[i] and not seen[f.id] then
+			local rec = record_unpack(raws[i])
+			if rec.d == f.due and rec.a == f.attempt then
+				ids[#ids + 1] = f.id
+				seen[f.id] = true
+			end
 		end
 	end
 	if #ids == 0 then
