@@ -132,7 +132,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 7
+local VERSION = 8
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -568,6 +568,59 @@ local function ms_or_nil(v)
 	return v
 end
 
+--[[
+Recurrences. The record of a recurring event holds its rule as r =
+{ k = 'every', e = the period (ms), s = the anchor (its start: from when
+given, else the creation time), f = from when given, u = until (nil:
+none) }: occurrences at s, s + e, s + 2e, ... up to u, on this server's
+clock. The claim that fires an occurrence schedules the next one in the
+same call (claim_batch), so that no crash between the two can lose the
+recurrence; occurrences missed while no reactor ran fire once, coalesced,
+and the next is the first after now.
+]]
+local function recur_valid(r)
+	if type(r) ~= 'table' or r.k ~= 'every' then
+		return false
+	end
+	local e = r.e
+	if type(e) ~= 'number' or e < 1 or e > DURATION_MAX or e % 1 ~= 0 then
+		return false
+	end
+	return ms_or_nil(r.s) ~= nil and (r.u == nil or ms_or_nil(r.u)) and
+	    (r.f == nil or ms_or_nil(r.f)) and true or false
+end
+
+-- Whether two rules are the same recurrence as their callers gave them
+-- (an anchor that is the creation time is not compared).
+local function recur_same(a, b)
+	return a.k == b.k and a.e == b.e and a.f == b.f and a.u == b.u
+end
+
+-- The first occurrence of rule r after ms (strictly after), nil when the
+-- recurrence has none left.
+local function recur_next(r, ms)
+	local t = r.s
+	if ms >= t then
+		t = t + (floor((ms - t) / r.e) + 1) * r.e
+	end
+	if r.u and t > r.u then
+		return nil
+	end
+	return t
+end
+
+-- Firing the occurrence of r due at due at now: the next occurrence (the
+-- first after now; nil: the recurrence ends) and how many occurrences
+-- between the two were missed (fired by this one, coalesced).
+local function recur_advance(r, due, now)
+	local last = r.u and r.u < now and r.u or now
+	local missed = 0
+	if last > due and due >= r.s then
+		missed = floor((last - r.s) / r.e) - floor((due - r.s) / r.e)
+	end
+	return recur_next(r, now > due and now or due), missed
+end
+
 -- An event's record, unpacked. A record written behind lapse's back is
 -- read as far as it makes sense: a field that is missing or of the wrong
 -- type gets its default (no payload, never fired, not adopted), so that
@@ -607,6 +660,14 @@ local function record_unpack(raw)
 	if rec.e ~= nil and type(rec.e) ~= 'string' then
 		rec.e = nil
 	end
+	-- Recurring events: the rule (r); an occurrence of one in flight
+	-- (sinks http and exec) has the id of its event (o) instead.
+	if rec.r ~= nil and not recur_valid(rec.r) then
+		rec.r = nil
+	end
+	if rec.o ~= nil and type(rec.o) ~= 'string' then
+		rec.o = nil
+	end
 	return rec
 end
 
@@ -640,10 +701,15 @@ local function xadd(c, ...)
 end
 
 -- Sink stream: one entry, fields id, payload, due, fired, attempt, via
--- (and type, for an adopted key that is not a string).
+-- (and type, for an adopted key that is not a string; missed, for an
+-- occurrence of a recurring event).
 local function to_stream(c, id, rec, due, text)
 	local a, r = rec.a == 1 and '1' or decimal(rec.a), nil
-	if rec.t then
+	if rec.m then
+		r = xadd(c, 'id', id, 'payload', rec.p, 'due', text, 'fired',
+		    c.fired, 'attempt', a, 'via', c.via, 'missed',
+		    decimal(rec.m))
+	elseif rec.t then
 		r = xadd(c, 'id', id, 'payload', rec.p, 'due', text, 'fired',
 		    c.fired, 'attempt', a, 'via', c.via, 'type', rec.t)
 	else
@@ -660,7 +726,7 @@ end
 -- payload_b64.
 local function to_list(c, id, rec, due, text)
 	local obj = { ns = c.ns, due = due, fired = c.now, attempt = rec.a,
-	    via = c.via, type = rec.t }
+	    via = c.via, type = rec.t, missed = rec.m }
 	if json_safe(id) then
 		obj.id = id
 	else
@@ -886,10 +952,12 @@ end
 local function handoff_all(c, b)
 	local handoff, ids, due, text, recs = c.sink.handoff, b.id, b.due,
 	    b.text, b.rec
+	local member = b.member
 	for i = 1, b.n do
 		local rec = recs[i]
 		rec.a = rec.a + 1
-		local err = handoff(c, ids[i], rec, due[i], text[i])
+		local err = handoff(c, member and member[i] or ids[i], rec,
+		    due[i], text[i])
 		if err then
 			rec.a = rec.a - 1
 			return i - 1, err
@@ -985,6 +1053,76 @@ local function tally(c, n)
 	count(c.p, c.via, n)
 end
 
+-- The trigger-key horizon of a namespace: ms (0: none) and mark (nil: no
+-- promotion yet). Fields that are not whole numbers in range (written
+-- behind lapse's back) count as absent.
+local function horizon(p)
+	local h = read_typed('hash', 'HMGET', p .. 'horizon', 'ms', 'mark')
+	return whole(h[1], DURATION_MAX) or HORIZON_MS, whole(h[2], TIME_MAX)
+end
+
+--[[
+The recurring events of b, before the claim writes anything: for each,
+the next occurrence (b.nxt[i], false when the recurrence ends), its rule's
+record (b.orec[i]) and how many occurrences this firing coalesces (rec.m,
+in the hand-off); and the trigger keys of the next occurrences, checked
+(b.trig[i]: set it). For a delivery sink, the occurrence fired becomes an
+event of its own, so that the next one never waits for a delivery: its
+member ID<space>DUE (an id holds no space) in inflight, its record the
+payload and url, o = ID and d = its due time (b.member[i], b.rec[i]),
+while ID itself goes on to its next occurrence.
+]]
+local function plan_recurrences(c, b)
+	local hms
+	for i = 1, b.n do
+		local rec = b.rec[i]
+		if rec.r then
+			if not b.nxt then
+				b.nxt, b.orec, b.trig, b.member = {}, {}, {}, {}
+				hms = horizon(c.p)
+			end
+			local id, nxt, missed = b.id[i], recur_advance(rec.r,
+			    b.due[i], c.now)
+			b.nxt[i], b.orec[i] = nxt or false, rec
+			if c.sink.lease then
+				b.member[i] = id .. ' ' .. b.text[i]
+				b.rec[i] = { p = rec.p, u = rec.u, c = rec.c,
+				    a = 0, o = id, d = b.due[i], m = missed }
+			else
+				rec.m = missed
+			end
+			if nxt and (hms == 0 or nxt <= c.now + hms) then
+				check_acl('SET', c.p .. 't:' .. id, '', 'PXAT',
+				    nxt)
+				b.trig[i] = true
+			end
+		end
+	end
+end
+
+-- After the first n events of b are removed: the recurring ones among
+-- them back in due at their next occurrence, with their rule's record
+-- (attempt 0) and trigger key, or, when their recurrence has ended, gone.
+local function restore_recurrences(c, b, n)
+	if not b.nxt then
+		return
+	end
+	for i = 1, n do
+		local rec, nxt, id = b.orec[i], b.nxt[i], b.id[i]
+		if rec and nxt then
+			rec.a, rec.m, rec.d, rec.e = 0, nil, nil, nil
+			redis_call('HSET', c.jobs, id, record_pack(rec))
+			redis_call('ZADD', c.due, nxt, id)
+			if b.trig[i] then
+				redis_call('SET', c.p .. 't:' .. id, '', 'PXAT',
+				    nxt)
+			end
+		elseif rec and c.sink.lease then
+			redis_call('HDEL', c.jobs, id)
+		end
+	end
+end
+
 local function claim_batch(c, b)
 	if b.n == 0 then
 		return b
@@ -995,9 +1133,11 @@ local function claim_batch(c, b)
 		check_acl('ZREMRANGEBYSCORE', c.gone, '-inf', c.now - GONE_MS)
 		find_app_keys(b)
 	end
+	plan_recurrences(c, b)
 	delete_triggers(c, b)
 	local n, err = handoff_all(c, b)
 	remove_claimed(c, b, n)
+	restore_recurrences(c, b, n)
 	if n > 0 then
 		tally(c, n)
 	end
@@ -1024,14 +1164,6 @@ local function wake_if_first(p, id, due)
 	if redis_call('ZRANGE', p .. 'due', 0, 0)[1] == id then
 		wake(p, due)
 	end
-end
-
--- The trigger-key horizon of a namespace: ms (0: none) and mark (nil: no
--- promotion yet). Fields that are not whole numbers in range (written
--- behind lapse's back) count as absent.
-local function horizon(p)
-	local h = read_typed('hash', 'HMGET', p .. 'horizon', 'ms', 'mark')
-	return whole(h[1], DURATION_MAX) or HORIZON_MS, whole(h[2], TIME_MAX)
 end
 
 -- The promotion a sweep makes after it fires: the trigger keys of the
@@ -1102,17 +1234,38 @@ local function schedule_time(how, ms)
 			    'since the epoch', show(ms or ''), TIME_MAX)
 		end
 		return n
+	elseif how == 'every' then
+		local n = whole(ms, DURATION_MAX)
+		if n == nil or n == 0 then
+			fail('bad period "%s": must be 1 to %d milliseconds',
+			    show(ms or ''), DURATION_MAX)
+		end
+		return n
 	end
-	fail('bad schedule "%s" (use in MS or at MS)', show(how or ''))
+	fail('bad schedule "%s" (use in MS, at MS or every MS)',
+	    show(how or ''))
+end
+
+-- A time option's value: 0 .. TIME_MAX ms since the epoch.
+local function option_time(name, v)
+	local n = whole(v, TIME_MAX)
+	if n == nil then
+		fail('bad %s "%s": must be 0 to %d milliseconds since the epoch',
+		    name, show(v or ''), TIME_MAX)
+	end
+	return n
 end
 
 -- lapse_schedule's options after PAYLOAD, checked: nx, maxpayload BYTES,
--- url URL.
-local function schedule_options(args)
+-- url URL, and into o.from and o.until, from MS and until MS.
+local function schedule_options(args, o)
 	local nx, maxpayload, url, i = false, PAYLOAD_MAX_DEFAULT, nil, 6
 	while args[i] ~= nil do
 		local opt = args[i]
-		if opt == 'nx' then
+		if opt == 'from' or opt == 'until' then
+			o[opt] = option_time(opt, args[i + 1])
+			i = i + 2
+		elseif opt == 'nx' then
 			nx = true
 			i = i + 1
 		elseif opt == 'maxpayload' then
@@ -1130,8 +1283,8 @@ local function schedule_options(args)
 			end
 			i = i + 2
 		else
-			fail('unknown option "%s" (use nx, maxpayload or url)',
-			    show(opt))
+			fail('unknown option "%s" (use nx, maxpayload, url, ' ..
+			    'from or until)', show(opt))
 		end
 	end
 	return nx, maxpayload, url
@@ -1155,9 +1308,21 @@ end
 lapse_schedule: schedule an event, or reschedule it if the id exists.
 
 KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:t:<id>
-ARGV: NS ID (in MS | at MS) PAYLOAD [nx] [maxpayload BYTES] [url URL]
+ARGV: NS ID (in MS | at MS | every MS) PAYLOAD [nx] [maxpayload BYTES]
+      [url URL] [from MS] [until MS]
   in MS   due MS milliseconds from now (1 .. 100 years)
   at MS   due at MS milliseconds since the epoch (0 .. 9999-12-31)
+  every MS  a recurring event: an occurrence every MS milliseconds (1 ..
+          100 years) from its start (from MS, else now), up to until MS
+          when given; due is the first occurrence at or after now (a
+          window with none is refused: "empty window"). Scheduling the
+          same recurrence again (every, from and until all the same)
+          keeps its next occurrence: status 0 when the payload and url
+          are the same too, else 2 with them replaced. Any other schedule
+          replaces it. Each occurrence fires as an event due at its time;
+          the claim that fires it schedules the next in the same call;
+          occurrences missed while nothing fired are coalesced into the
+          next firing (its missed field counts them)
   nx      leave an existing event as it is
   maxpayload BYTES   the payload limit (default 1 MiB)
   url URL  the event's own URL, for sink http (1 .. 2048 bytes, http://
@@ -1182,7 +1347,11 @@ local function schedule(keys, args)
 	if payload == nil then
 		fail('missing payload (pass an empty string for none)')
 	end
-	local nx, maxpayload, url = schedule_options(args)
+	local o = {}
+	local nx, maxpayload, url = schedule_options(args, o)
+	if how ~= 'every' and (o.from or o['until']) then
+		fail('from and until are for recurring events (every MS)')
+	end
 	-- Each key's type is checked by the first command that touches it,
 	-- and every one is checked before the first write: ZSCORE reads due
 	-- (and inflight), HMGET the horizon, and HSET, the first write, fails
@@ -1197,16 +1366,40 @@ local function schedule(keys, args)
 
 	local now = now_ms()
 	local due = how == 'in' and now + n or n
+	local rule
+	if how == 'every' then
+		rule = { k = 'every', e = n, s = o.from or now, f = o.from,
+		    u = o['until'] }
+		due = recur_next(rule, now - 1)
+		if due == nil then
+			fail('empty window: the first occurrence from %s would ' ..
+			    'come after until %s', decimal(rule.s),
+			    decimal(rule.u))
+		end
+	end
 	if nx and (old or flying) then
 		read_typed('hash', 'HEXISTS', keys[2], id)
 		return { old and (due_of(old)) or flying.d, 0 }
+	end
+	if rule and old then
+		-- The same recurrence again ("ensure" at every start): its
+		-- next occurrence is kept, and its payload and url updated.
+		local rec = record_unpack(read_typed('hash', 'HGET', keys[2], id))
+		if rec.r and recur_same(rec.r, rule) then
+			if rec.p == payload and rec.u == url then
+				return { (due_of(old)), 0 }
+			end
+			rec.p, rec.u = payload, url
+			redis_call('HSET', keys[2], id, record_pack(rec))
+			return { (due_of(old)), 2 }
+		end
 	end
 	if flying then
 		-- Not in KEYS: checked before the first write.
 		check_acl('ZREM', flying.key, id)
 	end
 	local r = redis_pcall('HSET', keys[2], id,
-	    record_pack({ p = payload, a = 0, c = now, u = url }))
+	    record_pack({ p = payload, a = 0, c = now, u = url, r = rule }))
 	if type(r) == 'table' and r.err then
 		check_type(keys[2], 'hash')
 		error(r)
@@ -1502,7 +1695,8 @@ be refused (a stream whose entry ids are exhausted), and then nothing has
 changed.
 ]]
 local function bury(c, id, rec, err)
-	local f = { 'id', id, 'payload', rec.p, 'due', decimal(rec.d or 0),
+	local f = { 'id', rec.o or id, 'payload', rec.p, 'due',
+	    decimal(rec.d or 0),
 	    'attempts', decimal(rec.a), 'error', err, 'failed', c.fired }
 	if rec.u then
 		f[#f + 1], f[#f + 2] = 'url', rec.u
@@ -1587,15 +1781,17 @@ local function recover(c, lost)
 end
 
 -- The records a delivery sweep answers: id, due (the occurrence's, d),
--- attempt (this one), payload and url ('' when none) of each event it
--- leased, in firing order.
+-- attempt (this one), payload, url ('' when none) and the member that
+-- fences the attempt (the id, or ID<space>DUE for an occurrence of a
+-- recurring event) of each event it leased, in firing order.
 local function leased_records(b)
-	local out, k = {}, 0
+	local out, k, member = {}, 0, b.member
 	for i = 1, b.n do
-		local rec = b.rec[i]
-		out[k + 1], out[k + 2], out[k + 3] = b.id[i], rec.d, rec.a
-		out[k + 4], out[k + 5] = rec.p, rec.u or ''
-		k = k + 5
+		local rec, id = b.rec[i], b.id[i]
+		local m = member and member[i] or id
+		out[k + 1], out[k + 2], out[k + 3] = rec.o or id, rec.d, rec.a
+		out[k + 4], out[k + 5], out[k + 6] = rec.p, rec.u or '', m
+		k = k + 6
 	end
 	return out
 end
@@ -1964,10 +2160,15 @@ local function check_nargs(args, n, shape)
 	end
 end
 
--- The fence ID DUE ATTEMPT at args[i], checked: id, due and attempt.
+-- The fence ID DUE ATTEMPT at args[i], checked: id, due and attempt. ID
+-- is the member in inflight: an event's id or, for an occurrence of a
+-- recurring event, ID<space>DUE (see plan_recurrences).
 local function check_fence(args, i)
 	local id, due, attempt = args[i], args[i + 1], args[i + 2]
-	check_id(id)
+	local own = type(id) == 'string' and match(id, '^([^ ]+) %d+$')
+	if not own or #id > ID_MAX + 17 or bad_id(own) then
+		check_id(id)
+	end
 	local d = whole(due, TIME_MAX)
 	if d == nil then
 		fail('bad due "%s": must be 0 to %d milliseconds since the ' ..
@@ -2376,12 +2577,14 @@ KEYS: lapse:{NS}:due lapse:{NS}:jobs
 ARGV: NS ID
 Reply: nil when there is no such event (an id in flight without a record,
 which the next sweep drops, counts as none), else { due, payload,
-attempts, state, lease, url, error }: state 'pending' (due is its due
+attempts, state, lease, url, error, every, start, until }: state 'pending' (due is its due
 score: for a retry, the time of its next attempt; lease -1) or 'inflight'
 (due is the occurrence's, d; lease the deadline of its lease, ms);
 attempts how many times it was leased or fired so far; url and error ''
-when it has none. lapse:{NS}:inflight is read by name, in the same slot,
-like the horizon.
+when it has none; every, start and until the recurrence of a recurring
+event (its period, its anchor and its end, ms; -1 when it has none: start
+is -1 for a one-shot event, until -1 when it never ends).
+lapse:{NS}:inflight is read by name, in the same slot, like the horizon.
 ]]
 local function get(keys, args)
 	local ns, id = args[1], args[2]
@@ -2395,12 +2598,13 @@ local function get(keys, args)
 	local raw = read_typed('hash', 'HGET', keys[2], id)
 	local lease = read_typed('zset', 'ZSCORE', p .. 'inflight', id)
 	local rec = record_unpack(raw)
+	local r = rec.r or {}
 	if score then
 		return { (due_of(score)), rec.p, rec.a, 'pending', -1,
-		    rec.u or '', rec.e or '' }
+		    rec.u or '', rec.e or '', r.e or -1, r.s or -1, r.u or -1 }
 	elseif lease and raw then
 		return { rec.d or 0, rec.p, rec.a, 'inflight', (due_of(lease)),
-		    rec.u or '', rec.e or '' }
+		    rec.u or '', rec.e or '', -1, -1, -1 }
 	end
 	return nil
 end

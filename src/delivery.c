@@ -46,7 +46,7 @@
 #include "xmalloc.h"
 
 /* Fields of one record in a sweep reply. */
-#define DELIVERY_RECORD_FIELDS 5
+#define DELIVERY_RECORD_FIELDS 6
 
 /* Triples per lapse_extend or lapse_release call. */
 #define DELIVERY_CALL_MAX 1000
@@ -72,6 +72,8 @@ struct attempt {
 	uint64_t seq;
 	char *id;
 	size_t idlen;
+	char *member; /* what fences it: id, or "id DUE" for an occurrence */
+	size_t memberlen; /* of a recurring event; NULL when it is the id */
 	int64_t due; /* of the occurrence: the idempotency key's */
 	unsigned int attempt;
 	char *payload;
@@ -164,6 +166,7 @@ static void
 attempt_free(struct attempt *a)
 {
 	free(a->id);
+	free(a->member);
 	free(a->payload);
 	free(a->url);
 	free(a->key);
@@ -312,7 +315,10 @@ fcall_head(struct rcmd *cmd, const char *fn, int nkeys)
 static void
 add_fence(struct rcmd *cmd, const struct attempt *a)
 {
-	rcmd_add(cmd, a->id, a->idlen);
+	if (a->member != NULL)
+		rcmd_add(cmd, a->member, a->memberlen);
+	else
+		rcmd_add(cmd, a->id, a->idlen);
 	rcmd_addf(cmd, "%" PRId64, a->due);
 	rcmd_addf(cmd, "%u", a->attempt);
 }
@@ -334,7 +340,10 @@ ack_add(struct delivery *d, const struct attempt *a)
 		event_active(d->ack_flush, EV_TIMEOUT, 1);
 	}
 	/* The attempt is freed before the call is sent: the id is copied. */
-	rcmd_add_copy(&d->acks, a->id, a->idlen);
+	if (a->member != NULL)
+		rcmd_add_copy(&d->acks, a->member, a->memberlen);
+	else
+		rcmd_add_copy(&d->acks, a->id, a->idlen);
 	rcmd_addf(&d->acks, "%" PRId64, a->due);
 	rcmd_addf(&d->acks, "%u", a->attempt);
 	if (++d->nacks == DELIVERY_CALL_MAX)
@@ -721,6 +730,28 @@ attempt_start(struct attempt *a)
 		start_exec(a);
 }
 
+/*
+ * Whether member, which fences the attempt of event id, is id itself or,
+ * for an occurrence of a recurring event, id, a space and its due time.
+ */
+static int
+member_fits(const redisReply *member, const redisReply *id)
+{
+	size_t i;
+
+	if (member->len == id->len)
+		return (memcmp(member->str, id->str, id->len) == 0);
+	if (member->len < id->len + 2 || member->len > id->len + 1 + 15 ||
+	    memcmp(member->str, id->str, id->len) != 0 ||
+	    member->str[id->len] != ' ')
+		return (0);
+	for (i = id->len + 1; i < member->len; i++) {
+		if (member->str[i] < '0' || member->str[i] > '9')
+			return (0);
+	}
+	return (1);
+}
+
 /* One record of a sweep reply, checked; NULL when it makes no sense. */
 static struct attempt *
 attempt_new(struct delivery *d, redisReply **f)
@@ -732,7 +763,8 @@ attempt_new(struct delivery *d, redisReply **f)
 	    f[1]->type != REDIS_REPLY_INTEGER ||
 	    f[2]->type != REDIS_REPLY_INTEGER ||
 	    f[3]->type != REDIS_REPLY_STRING ||
-	    f[4]->type != REDIS_REPLY_STRING)
+	    f[4]->type != REDIS_REPLY_STRING ||
+	    f[5]->type != REDIS_REPLY_STRING || !member_fits(f[5], f[0]))
 		return (NULL);
 	if (names_check_id(f[0]->str, f[0]->len, &cause) != 0) {
 		free(cause);
@@ -752,6 +784,10 @@ attempt_new(struct delivery *d, redisReply **f)
 	a->plen = f[3]->len;
 	if (f[4]->len > 0)
 		a->url = xmemdup(f[4]->str, f[4]->len);
+	if (f[5]->len != f[0]->len) {
+		a->member = xmemdup(f[5]->str, f[5]->len);
+		a->memberlen = f[5]->len;
+	}
 	xasprintf(&a->key, "%s/%.*s/%" PRId64, d->ns->name, (int)a->idlen,
 	    a->id, a->due);
 	return (a);

@@ -862,7 +862,7 @@ cmd_get(struct cli *cli, struct invocation *inv)
 		freeReplyObject(r);
 		return (not_found(inv));
 	}
-	if (!reply_is(r, "isisiss"))
+	if (!reply_is(r, "isisissiii"))
 		return (bad_reply(r, inv));
 	e = r->element;
 	json = lapse_json_new();
@@ -876,6 +876,12 @@ cmd_get(struct cli *cli, struct invocation *inv)
 		lapse_json_add_integer(json, "lease", e[4]->integer);
 	json_add_unless_empty(json, "url", e[5]);
 	json_add_unless_empty(json, "error", e[6]);
+	if (e[7]->integer > 0) {
+		lapse_json_add_integer(json, "every", e[7]->integer);
+		lapse_json_add_integer(json, "start", e[8]->integer);
+		if (e[9]->integer >= 0)
+			lapse_json_add_integer(json, "until", e[9]->integer);
+	}
 	freeReplyObject(r);
 	text = lapse_json_finish(json);
 	printf("%s\n", text);

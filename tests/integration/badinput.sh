@@ -180,14 +180,14 @@ bad_fcall 'ERR bad delay "1.5": must be 1 to 3153600000000 milliseconds' \
 bad_fcall 'ERR bad time "253402300800000": must be 0 to 253402300799999 milliseconds since the epoch' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep at \
     253402300800000 p
-bad_fcall 'ERR bad schedule "after" (use in MS or at MS)' \
+bad_fcall 'ERR bad schedule "after" (use in MS, at MS or every MS)' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep after 5 p
 bad_fcall 'ERR missing payload (pass an empty string for none)' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5
 bad_fcall 'ERR payload too large: 11 bytes (max-payload is 10)' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5 \
     01234567890 maxpayload 10
-bad_fcall 'ERR unknown option "xx" (use nx, maxpayload or url)' \
+bad_fcall 'ERR unknown option "xx" (use nx, maxpayload, url, from or until)' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5 p xx
 bad_fcall 'ERR KEYS[3] must be lapse:{orders}:t:keep' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:other' orders keep in 5 p

@@ -257,4 +257,29 @@ t_is "every event acked once" \
 calls=$(grep -c '"lapse_ack"' "$T_DIR/monitor")
 t_is "acks batched: fewer lapse_ack calls than events" \
     "$([ "$calls" -lt 150 ] && echo batched || echo "$calls calls")" batched
+
+# --- a recurring event: each occurrence delivered under its own key ---------
+# Every 300 ms: each occurrence is an event of its own while in flight
+# (fenced as "ID DUE"), acked as such; the receiver sees the id, one key
+# per occurrence (NS/id/due), the dues 300 ms apart.
+lapsed_conf r4 "$(http rec ok/rec/)"
+lapsed_start r4
+wait_for 20 "r4 to listen" lapsed_ready r4
+start=$(($(redis_time_ms) + 200))
+rcli FCALL lapse_schedule 3 'lapse:{rec}:due' 'lapse:{rec}:jobs' \
+    'lapse:{rec}:t:tick' rec tick every 300 beat from "$start" >/dev/null
+wait_until 20 "5 occurrences" '[ "$(nreqs /ok/rec/)" -ge 5 ]'
+rcli FCALL lapse_cancel 3 'lapse:{rec}:due' 'lapse:{rec}:jobs' \
+    'lapse:{rec}:t:tick' rec tick >/dev/null
+wait_until 10 "the acks" '[ "$(left rec)" = 000 ]'
+lapsed_stop r4
+t_is "one request per occurrence, each key NS/id/due of its own" \
+    "$(reqs /ok/rec/ | jq -r .key | sort -u | wc -l)" "$(nreqs /ok/rec/)"
+t_is "the occurrences 300 ms apart from the start, attempt 1, the payload" \
+    "$(reqs /ok/rec/ | jq -r '[(.key | split("/")[2] | tonumber),
+        .attempt, .body] | @tsv' | sort -n | awk -v s="$start" '
+        { if (($1 - s) % 300 != 0 || $2 != 1 || $3 != "beat") bad++ }
+        END { print bad + 0 }')" 0
+t_is "keys name the id, not the occurrence's member" \
+    "$(reqs /ok/rec/ | jq -r '.key | split("/")[1]' | sort -u)" tick
 t_done

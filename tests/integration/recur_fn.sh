@@ -1,0 +1,252 @@
+#!/bin/bash
+# Recurring events at fixed rate (lapse_schedule ... every MS), called with
+# redis-cli as applications and reactors call the functions (guarantee 6):
+# the first occurrence and the window checked at creation, every bad
+# argument refused with its message and nothing changed; the same
+# recurrence scheduled again keeps its next occurrence; the claim that
+# fires an occurrence schedules the next one in the same call, with its
+# trigger key, and coalesces the occurrences missed meanwhile (missed);
+# past until the recurrence ends by itself; cancel ends it; with a
+# delivery sink the occurrence fired is an event of its own (ID<space>DUE)
+# while the id goes on to its next occurrence. Outages are made by moving
+# the due score into the past by hand instead of waiting.
+. "$TESTS_LIB"
+t_start 60
+redis_start
+load_functions
+
+kd() { printf 'lapse:{%s}:%s' "$1" "$2"; }
+zscore() { rcli ZSCORE "$(kd "$1" "$2")" "$3"; }
+dget() {
+	rcli --json FCALL_RO lapse_get 2 "$(kd "$1" due)" "$(kd "$1" jobs)" \
+	    "$1" "$2" | jq -c .
+}
+# ssweep NS: a stream sweep by path sweep; its reply as compact JSON.
+ssweep() {
+	rcli --json FCALL lapse_sweep 3 "$(kd "$1" due)" "$(kd "$1" jobs)" \
+	    "$(kd "$1" fired)" "$1" sweep stream 0 100 | jq -c .
+}
+# entries NS: the fired stream's entries as "id|due|missed" lines.
+entries() {
+	rcli -2 --json XRANGE "$(kd "$1" fired)" - + | jq -r '.[] | .[1] |
+	    [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
+	    "\(.id)|\(.due)|\(.missed)"'
+}
+# within NAME VALUE LOW HIGH: VALUE is in [LOW, HIGH].
+within() {
+	if [ -n "$2" ] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ]; then
+		t_ok "$1"
+	else
+		t_fail "$1" "got $2, want $3 .. $4"
+	fi
+}
+# bad WANT ARGS...: lapse_schedule refuses with WANT and changes nothing.
+bad() {
+	local want=$1 d got
+	shift
+	d=$(digest)
+	got=$(fcall_schedule "$@" 2>&1)
+	t_is "schedule $*: the error" "$got" "$want"
+	t_is "schedule $*: nothing changed" "$(digest)" "$d"
+}
+
+# --- creation -----------------------------------------------------------------
+
+now=$(redis_time_ms)
+out=$(fcall_schedule A a1 every 60000 p1 | tr '\n' ' ')
+due=${out%% *}
+within "every without from: the first occurrence is now" "$due" "$now" \
+    "$((now + 1000))"
+t_is "a new recurring event answers status 1" "${out#* }" "1 "
+t_is "lapse_get shows its period, start (the creation time) and no until" \
+    "$(dget A a1 | jq -c '.[7:]')" "[60000,$due,-1]"
+
+from=$((now + 3600000))
+until=$((from + 10 * 60000))
+t_is "from in the future: the first occurrence is from" \
+    "$(fcall_schedule A a2 every 60000 p2 from "$from" until "$until" |
+        head -1)" "$from"
+t_is "lapse_get shows every, start and until" \
+    "$(dget A a2 | jq -c '.[7:]')" "[60000,$from,$until]"
+t_is "the trigger key is set for the first occurrence" \
+    "$(rcli PEXPIRETIME "$(kd A t:a2)")" "$from"
+
+past=$((now - 10500))
+first=$(fcall_schedule A a3 every 1000 p3 from "$past" | head -1)
+t_is "from in the past: the first occurrence at or after now, on the \
+anchor's steps" \
+    "$(((first - past) % 1000)):$((first >= now && first < now + 2000))" "0:1"
+
+# --- bad input changes nothing --------------------------------------------
+
+bad 'ERR bad period "0": must be 1 to 3153600000000 milliseconds' \
+    B b every 0 p
+bad 'ERR bad period "-5": must be 1 to 3153600000000 milliseconds' \
+    B b every -5 p
+bad 'ERR bad period "1.5": must be 1 to 3153600000000 milliseconds' \
+    B b every 1.5 p
+bad 'ERR bad period "3153600000001": must be 1 to 3153600000000 milliseconds' \
+    B b every 3153600000001 p
+bad 'ERR bad from "yesterday": must be 0 to 253402300799999 milliseconds since the epoch' \
+    B b every 1000 p from yesterday
+bad 'ERR bad until "": must be 0 to 253402300799999 milliseconds since the epoch' \
+    B b every 1000 p until ''
+bad 'ERR bad until "": must be 0 to 253402300799999 milliseconds since the epoch' \
+    B b every 1000 p until
+bad 'ERR from and until are for recurring events (every MS)' \
+    B b in 1000 p from 1000
+bad 'ERR from and until are for recurring events (every MS)' \
+    B b at 1000 p until 1000
+bad "ERR empty window: the first occurrence from $from would come after until $((from - 1))" \
+    B b every 1000 p from "$from" until "$((from - 1))"
+bad "ERR empty window: the first occurrence from 1000 would come after until 5000" \
+    B b every 1000 p from 1000 until 5000
+bad 'ERR unknown option "to" (use nx, maxpayload, url, from or until)' \
+    B b every 1000 p to 5
+bad 'ERR bad schedule "each" (use in MS, at MS or every MS)' B b each 1000 p
+# A recurring event A a1 is not replaced by a refused schedule either.
+bad 'ERR empty window: the first occurrence from 1000 would come after until 5000' \
+    A a1 every 1000 p from 1000 until 5000
+t_is "nothing written for the refused ids" "$(rcli EXISTS "$(kd B jobs)")" 0
+
+# --- the same recurrence again keeps its next occurrence ------------------
+
+d=$(digest)
+t_is "the same recurrence and payload: status 0, the same next occurrence" \
+    "$(fcall_schedule A a2 every 60000 p2 from "$from" until "$until" |
+        tr '\n' ' ')" "$from 0 "
+t_is "and nothing changed" "$(digest)" "$d"
+t_is "a1 again (from not given): its first occurrence is kept" \
+    "$(fcall_schedule A a1 every 60000 p1 | tr '\n' ' ')" "$due 0 "
+t_is "a new payload: status 2, the next occurrence kept" \
+    "$(fcall_schedule A a2 every 60000 new from "$from" until "$until" |
+        tr '\n' ' ')" "$from 2 "
+t_is "with the new payload" "$(dget A a2 | jq -r '.[1]')" new
+t_is "nx leaves it as it is" \
+    "$(fcall_schedule A a2 every 1000 other nx | tr '\n' ' ')" "$from 0 "
+t_is "another period replaces it: status 2, a new first occurrence" \
+    "$(fcall_schedule A a2 every 30000 new from "$from" | tr '\n' ' ')" \
+    "$from 2 "
+t_is "with the new rule" "$(dget A a2 | jq -c '.[7:]')" "[30000,$from,-1]"
+t_is "a one-shot schedule replaces a recurrence" \
+    "$(fcall_schedule A a2 at "$from" x | sed -n 2p):$(dget A a2 |
+        jq -c '.[7:]')" "2:[-1,-1,-1]"
+
+# --- the claim schedules the next occurrence --------------------------------
+
+# C c1 every second since 10.5 s ago; its occurrence of 9.5 s ago is due
+# (as if every reactor had been down since): the sweep fires it once, says
+# how many occurrences it coalesced, and schedules the first after now.
+now=$(redis_time_ms)
+s0=$((now - 10500))
+fcall_schedule C c1 every 1000 pc from "$s0" >/dev/null
+rcli ZADD "$(kd C due)" XX $((s0 + 1000)) c1 >/dev/null
+out=$(ssweep C)
+at=$(echo "$out" | jq '.[2]')
+t_is "one firing" "$(echo "$out" | jq -c '[.[0], .[3]]')" "[1,[$((s0 + 1000))]]"
+k=$(((at - s0) / 1000))
+t_is "the entry: the occurrence's due, and the occurrences missed since" \
+    "$(entries C)" "c1|$((s0 + 1000))|$((k - 1))"
+t_is "the next occurrence, the first after now, in due" \
+    "$(zscore C due c1)" "$((s0 + (k + 1) * 1000))"
+t_is "its record kept, attempt 0, and its trigger key set" \
+    "$(dget C c1 | jq -c '[.[1], .[2], .[7]]'):$(rcli PEXPIRETIME \
+        "$(kd C t:c1)")" "[\"pc\",0,1000]:$((s0 + (k + 1) * 1000))"
+t_is "the sweep's reply says when the next is due" \
+    "$(echo "$out" | jq '.[1]')" "$((s0 + (k + 1) * 1000))"
+
+# The next occurrence fires on its own: no missed occurrence then.
+rcli ZADD "$(kd C due)" XX "$((s0 + (k + 1) * 1000))" c1 >/dev/null
+sleep 1.1
+out=$(ssweep C)
+at=$(echo "$out" | jq '.[2]')
+k2=$(((at - s0) / 1000))
+t_is "the next firing: the occurrence due, none missed" \
+    "$(entries C | tail -1)" "c1|$((s0 + (k + 1) * 1000))|$((k2 - k - 1))"
+
+# lapse_claim (the timer and expired paths) schedules the next one too.
+rcli ZADD "$(kd C due)" XX 1000 c1 >/dev/null
+rcli FCALL lapse_claim 4 "$(kd C due)" "$(kd C jobs)" "$(kd C t:c1)" \
+    "$(kd C fired)" C c1 timer stream 0 >/dev/null
+t_is "lapse_claim fires it and schedules the next" \
+    "$(entries C | wc -l):$(($(zscore C due c1) > at))" "3:1"
+
+# A list entry says missed too.
+fcall_schedule L l1 every 1000 pl from "$s0" >/dev/null
+rcli ZADD "$(kd L due)" XX $((s0 + 1000)) l1 >/dev/null
+rcli FCALL lapse_sweep 3 "$(kd L due)" "$(kd L jobs)" "$(kd L ready)" L \
+    sweep list 0 100 >/dev/null
+t_match "the list element has missed" \
+    "$(rcli LINDEX "$(kd L ready)" 0 | jq -c '[.id, .missed > 5]')" \
+    '^\["l1",true\]$'
+
+# --- until, cancel --------------------------------------------------------
+
+now=$(redis_time_ms)
+s0=$((now - 5000))
+# Until now + 1.5 s; swept 1.2 s later, after the occurrence of now + 1 s
+# and before now + 2 s, past the last one: it is coalesced into the firing
+# of the occurrence of 4 s ago with the three between them.
+fcall_schedule U u1 every 1000 pu from "$s0" until "$((now + 1500))" \
+    >/dev/null
+rcli ZADD "$(kd U due)" XX $((s0 + 1000)) u1 >/dev/null
+sleep 1.2
+out=$(ssweep U)
+t_is "past until: the last firing coalesces the rest up to until" \
+    "$(entries U)" "u1|$((s0 + 1000))|5"
+t_is "and the recurrence ends: nothing left" \
+    "$(zscore U due u1):$(rcli HLEN "$(kd U jobs)"):$(rcli EXISTS \
+        "$(kd U t:u1)")" ":0:0"
+
+fcall_schedule X x1 every 1000 px >/dev/null
+t_is "cancel ends a recurrence" \
+    "$(rcli FCALL lapse_cancel 3 "$(kd X due)" "$(kd X jobs)" \
+        "$(kd X t:x1)" X x1):$(rcli EXISTS "$(kd X due)" "$(kd X jobs)" \
+        "$(kd X t:x1)")" "1:0"
+
+# --- delivery sinks: the occurrence is an event of its own ----------------
+
+k4() { echo "$(kd "$1" due) $(kd "$1" jobs) $(kd "$1" inflight) $(kd "$1" dead)"; }
+dsweep() {
+	# shellcheck disable=SC2046
+	rcli --json FCALL lapse_sweep 4 $(k4 "$1") "$1" sweep http 0 10 \
+	    8388608 60000 3 | jq -c .
+}
+now=$(redis_time_ms)
+s0=$((now - 2500))
+fcall_schedule H h1 every 1000 ph from "$s0" >/dev/null
+rcli ZADD "$(kd H due)" XX $((s0 + 1000)) h1 >/dev/null
+out=$(dsweep H)
+m="h1 $((s0 + 1000))"
+t_is "leased: the record names the id, the occurrence, and the member \
+that fences it" "$(echo "$out" | jq -c '.[4]')" \
+    "[\"h1\",$((s0 + 1000)),1,\"ph\",\"\",\"$m\"]"
+t_is "the occurrence is in flight as ID<space>DUE, the id in due again" \
+    "$(rcli ZRANGE "$(kd H inflight)" 0 -1):$(($(zscore H due h1) > now))" \
+    "$m:1"
+t_is "an ack fenced by the member acks the occurrence only" \
+    "$(rcli FCALL lapse_ack 2 "$(kd H jobs)" "$(kd H inflight)" H "$m" \
+        $((s0 + 1000)) 1):$(rcli HKEYS "$(kd H jobs)")" "1:h1"
+# A failed occurrence is retried as itself, beside the next occurrence.
+rcli ZADD "$(kd H due)" XX $((s0 + 2000)) h1 >/dev/null
+out=$(dsweep H)
+m2="h1 $((s0 + 2000))"
+# shellcheck disable=SC2046
+rcli FCALL lapse_retry 4 $(k4 H) H "$m2" $((s0 + 2000)) 1 0 3 0 oops \
+    >/dev/null
+t_is "a retried occurrence waits in due beside its event's next one" \
+    "$(rcli ZRANGE "$(kd H due)" 0 -1 | sort | tr '\n' '|')" "h1|$m2|"
+out=$(dsweep H)
+t_is "and is leased again as attempt 2 of the same occurrence, by id" \
+    "$(echo "$out" | jq -c '.[4]')" \
+    "[\"h1\",$((s0 + 2000)),2,\"ph\",\"\",\"$m2\"]"
+# shellcheck disable=SC2046
+rcli FCALL lapse_retry 4 $(k4 H) H "$m2" $((s0 + 2000)) 2 0 3 0 gone dead \
+    >/dev/null
+t_is "a dead occurrence's entry names the event's id" \
+    "$(rcli -2 --json XRANGE "$(kd H dead)" - + | jq -r '.[0][1] |
+        [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
+        "\(.id)|\(.due)|\(.attempts)"')" "h1|$((s0 + 2000))|2"
+t_is "the event itself goes on" "$(($(zscore H due h1) > now))" 1
+
+t_done
