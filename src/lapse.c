@@ -123,7 +123,10 @@ enum {
 	SCHEDULE_PAYLOAD,
 	SCHEDULE_FILE,
 	SCHEDULE_NX,
-	SCHEDULE_URL
+	SCHEDULE_URL,
+	SCHEDULE_EVERY,
+	SCHEDULE_FROM,
+	SCHEDULE_UNTIL
 };
 static const struct cmd_option schedule_options[] = {
 	[SCHEDULE_IN] = { "in", required_argument },
@@ -132,6 +135,9 @@ static const struct cmd_option schedule_options[] = {
 	[SCHEDULE_FILE] = { "payload-file", required_argument },
 	[SCHEDULE_NX] = { "nx", no_argument },
 	[SCHEDULE_URL] = { "url", required_argument },
+	[SCHEDULE_EVERY] = { "every", required_argument },
+	[SCHEDULE_FROM] = { "from", required_argument },
+	[SCHEDULE_UNTIL] = { "until", required_argument },
 	{ NULL, 0 },
 };
 
@@ -161,7 +167,8 @@ static const struct command commands[] = {
 	    .nargs = 2,
 	    .function = "lapse_schedule",
 	    .keys = { "due", "jobs", KEY_TRIGGER },
-	    .usage = "schedule NS ID (--in DURATION | --at TIME) "
+	    .usage = "schedule NS ID (--in DURATION | --at TIME | --every "
+	             "DURATION [--from TIME] [--until TIME]) "
 	             "[--payload STR | --payload-file FILE|-] [--nx] "
 	             "[--url URL]",
 	    .help = "Schedule event ID of namespace NS, replacing it if it "
@@ -172,6 +179,12 @@ static const struct command commands[] = {
 	            "(250ms, 30s, 5m, 1h30m, 2d)\n"
 	            "  --at TIME            due at TIME "
 	            "(2026-11-23T10:00:00Z, ...+08:00, @EPOCH_MS)\n"
+	            "  --every DURATION     recurring: an occurrence every "
+	            "DURATION from its\n"
+	            "                       start (--from TIME, else now), "
+	            "up to --until TIME;\n"
+	            "                       the same recurrence again keeps "
+	            "its next occurrence\n"
 	            "  --payload STR        the payload handed to the sink\n"
 	            "  --payload-file FILE  read the payload from FILE "
 	            "('-': stdin)\n"
@@ -718,19 +731,28 @@ static int
 schedule_when(struct invocation *inv)
 {
 	const char *in = inv->opt[SCHEDULE_IN], *at = inv->opt[SCHEDULE_AT];
+	const char *every = inv->opt[SCHEDULE_EVERY];
+	const char *from = inv->opt[SCHEDULE_FROM];
+	const char *until = inv->opt[SCHEDULE_UNTIL];
 	char *cause;
 	uint64_t delay;
 	int64_t ms;
 
-	if (in != NULL && at != NULL)
-		return (fail(EXIT_USAGE, "--in and --at exclude each other"));
-	if (in == NULL && at == NULL)
+	if ((in != NULL) + (at != NULL) + (every != NULL) > 1)
 		return (fail(
-		    EXIT_USAGE, "schedule needs --in DURATION or --at TIME"));
-	if (in != NULL) {
-		if (duration_parse(in, &delay, &cause) != 0)
+		    EXIT_USAGE, "--in, --at and --every exclude each other"));
+	if (in == NULL && at == NULL && every == NULL)
+		return (fail(EXIT_USAGE,
+		    "schedule needs --in DURATION, --at "
+		    "TIME or --every DURATION"));
+	if (every == NULL && (from != NULL || until != NULL))
+		return (fail(
+		    EXIT_USAGE, "--from and --until are for --every DURATION"));
+	if (in != NULL || every != NULL) {
+		if (duration_parse(in != NULL ? in : every, &delay, &cause) !=
+		    0)
 			return (fail_cause(EXIT_USAGE, cause));
-		rcmd_add_str(&inv->call, "in");
+		rcmd_add_str(&inv->call, in != NULL ? "in" : "every");
 		rcmd_addf(&inv->call, "%" PRIu64, delay);
 		return (0);
 	}
@@ -738,6 +760,29 @@ schedule_when(struct invocation *inv)
 		return (fail_cause(EXIT_USAGE, cause));
 	rcmd_add_str(&inv->call, "at");
 	rcmd_addf(&inv->call, "%" PRId64, ms);
+	return (0);
+}
+
+/* --from and --until of a recurring event, after the payload. */
+static int
+schedule_window(struct invocation *inv)
+{
+	static const struct {
+		int opt;
+		const char *name;
+	} window[] = { { SCHEDULE_FROM, "from" }, { SCHEDULE_UNTIL, "until" } };
+	char *cause;
+	int64_t ms;
+	size_t i;
+
+	for (i = 0; i < sizeof window / sizeof window[0]; i++) {
+		if (inv->opt[window[i].opt] == NULL)
+			continue;
+		if (timestamp_parse(inv->opt[window[i].opt], &ms, &cause) != 0)
+			return (fail_cause(EXIT_USAGE, cause));
+		rcmd_add_str(&inv->call, window[i].name);
+		rcmd_addf(&inv->call, "%" PRId64, ms);
+	}
 	return (0);
 }
 
@@ -790,8 +835,12 @@ cmd_schedule(struct cli *cli, struct invocation *inv)
 	code = schedule_when(inv);
 	if (code == 0)
 		code = schedule_payload(inv, &buf);
-	if (code != 0)
+	if (code == 0)
+		code = schedule_window(inv);
+	if (code != 0) {
+		free(buf);
 		return (code);
+	}
 	if (inv->opt[SCHEDULE_NX] != NULL)
 		rcmd_add_str(&inv->call, "nx");
 	if (url != NULL) {
@@ -804,7 +853,10 @@ cmd_schedule(struct cli *cli, struct invocation *inv)
 		return (code);
 	if (!reply_is(r, "ii"))
 		return (bad_reply(r, inv));
-	code = r->element[1]->integer == 0 ? EXIT_NOT_FOUND : EXIT_DONE;
+	/* Without --nx, status 0 is the same recurrence again: kept. */
+	code = r->element[1]->integer == 0 && inv->opt[SCHEDULE_NX] != NULL
+	    ? EXIT_NOT_FOUND
+	    : EXIT_DONE;
 	printf("%s\n",
 	    timestamp_format(r->element[0]->integer, when, sizeof when));
 	freeReplyObject(r);

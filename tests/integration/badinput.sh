@@ -63,9 +63,9 @@ bad_cli 'lapse: bad time "2026-13-01T00:00:00Z": month 13 is out of range (01 to
     schedule orders keep --at 2026-13-01T00:00:00Z
 bad_cli 'lapse: bad time "@-1": no sign allowed after "@" (use @EPOCH_MS)' \
     schedule orders keep --at @-1
-bad_cli 'lapse: --in and --at exclude each other' \
+bad_cli 'lapse: --in, --at and --every exclude each other' \
     schedule orders keep --in 5s --at @1
-bad_cli 'lapse: schedule needs --in DURATION or --at TIME' \
+bad_cli 'lapse: schedule needs --in DURATION, --at TIME or --every DURATION' \
     schedule orders keep --payload x
 bad_cli 'lapse: --payload and --payload-file exclude each other' \
     schedule orders keep --in 5s --payload a --payload-file /dev/null

@@ -249,4 +249,40 @@ t_is "a dead occurrence's entry names the event's id" \
         "\(.id)|\(.due)|\(.attempts)"')" "h1|$((s0 + 2000))|2"
 t_is "the event itself goes on" "$(($(zscore H due h1) > now))" 1
 
+# --- the lapse command -------------------------------------------------------
+
+run() {
+	OUT=$("$@" 2>"$T_DIR/err")
+	RC=$?
+	ERR=$(cat "$T_DIR/err")
+}
+run lapse_cli schedule Z z1 --every 1m --from 2030-01-01T00:00:00Z \
+    --until 2030-01-02T00:00:00Z --payload zz
+t_is "lapse schedule --every --from --until: the first occurrence, exit 0" \
+    "$RC|$OUT|$ERR" "0|2030-01-01T00:00:00.000Z|"
+t_is "lapse get shows the recurrence" \
+    "$(lapse_cli get Z z1 | jq -c '[.every, .start, .until]')" \
+    "[60000,1893456000000,1893542400000]"
+run lapse_cli schedule Z z1 --every 1m --from 2030-01-01T00:00:00Z \
+    --until 2030-01-02T00:00:00Z --payload zz
+t_is "the same again: kept, exit 0" "$RC|$OUT|$ERR" \
+    "0|2030-01-01T00:00:00.000Z|"
+run lapse_cli schedule Z z1 --every 1m --payload zz --nx
+t_is "--nx: not changed, exit 1" "$RC|$OUT|$ERR" \
+    "1|2030-01-01T00:00:00.000Z|lapse: Z z1 is already scheduled; not changed"
+d=$(digest)
+for args in "--in 1s --every 1s|--in, --at and --every exclude each other" \
+    "--at @1 --every 1s|--in, --at and --every exclude each other" \
+    "--in 1s --from @1|--from and --until are for --every DURATION" \
+    "--at @5 --until @1|--from and --until are for --every DURATION" \
+    "--every 0s|bad duration \"0s\": must be greater than zero" \
+    "--every 1s --from soon|bad time \"soon\": year must have 4 digits (use YYYY-MM-DD)" \
+    "--every 1s --from @5000 --until @1000|empty window: the first occurrence from 5000 would come after until 1000"; do
+	# shellcheck disable=SC2086
+	run lapse_cli schedule Z z2 ${args%%|*}
+	t_is "lapse schedule Z z2 ${args%%|*}: exit 2 and the message" \
+	    "$RC|$ERR" "2|lapse: ${args#*|}"
+done
+t_is "and nothing changed" "$(digest)" "$d"
+
 t_done
