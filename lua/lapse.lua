@@ -668,6 +668,10 @@ local function record_unpack(raw)
 	if rec.o ~= nil and type(rec.o) ~= 'string' then
 		rec.o = nil
 	end
+	if rec.m ~= nil and (type(rec.m) ~= 'number' or rec.m < 0 or
+	    rec.m % 1 ~= 0) then
+		rec.m = nil
+	end
 	return rec
 end
 
@@ -1781,9 +1785,10 @@ local function recover(c, lost)
 end
 
 -- The records a delivery sweep answers: id, due (the occurrence's, d),
--- attempt (this one), payload, url ('' when none) and the member that
--- fences the attempt (the id, or ID<space>DUE for an occurrence of a
--- recurring event) of each event it leased, in firing order.
+-- attempt (this one), payload, url ('' when none), the member that fences
+-- the attempt (the id, or ID<space>DUE for an occurrence of a recurring
+-- event) and missed (the occurrences it coalesced; -1 for an event that
+-- does not recur) of each event it leased, in firing order.
 local function leased_records(b)
 	local out, k, member = {}, 0, b.member
 	for i = 1, b.n do
@@ -1791,7 +1796,8 @@ local function leased_records(b)
 		local m = member and member[i] or id
 		out[k + 1], out[k + 2], out[k + 3] = rec.o or id, rec.d, rec.a
 		out[k + 4], out[k + 5], out[k + 6] = rec.p, rec.u or '', m
-		k = k + 6
+		out[k + 7] = rec.m or -1
+		k = k + 7
 	end
 	return out
 end
@@ -1870,8 +1876,11 @@ counted (a) and, at its first lease, the occurrence's due time recorded
 Reply: { fired, next, now, dues, records, expired, dead }: the first four
 as above (dues: the due scores the events were claimed at; an event
 leased again after its lease expired counts as due at now); records a
-flat array of five elements per event leased, in firing order: id, due
-(d), attempt (a after this lease), payload, url ('' when none); expired
+flat array of seven elements per event leased, in firing order: id, due
+(d), attempt (a after this lease), payload, url ('' when none), the
+member of inflight that fences the attempt (the id, or ID<space>DUE for
+an occurrence of a recurring event) and missed (-1 for an event that
+does not recur); expired
 the leases this call recovered (to due, leased again, or to dead); dead
 how many of them went to dead. lapse:{NS}:counts gets lease_expired and
 dead besides the path's count.

@@ -46,7 +46,7 @@
 #include "xmalloc.h"
 
 /* Fields of one record in a sweep reply. */
-#define DELIVERY_RECORD_FIELDS 6
+#define DELIVERY_RECORD_FIELDS 7
 
 /* Triples per lapse_extend or lapse_release call. */
 #define DELIVERY_CALL_MAX 1000
@@ -75,6 +75,7 @@ struct attempt {
 	char *member; /* what fences it: id, or "id DUE" for an occurrence */
 	size_t memberlen; /* of a recurring event; NULL when it is the id */
 	int64_t due; /* of the occurrence: the idempotency key's */
+	int64_t missed; /* of a recurring event: occurrences coalesced; -1 */
 	unsigned int attempt;
 	char *payload;
 	size_t plen;
@@ -594,7 +595,7 @@ start_http(struct attempt *a)
 	const struct conf_delivery *dc = d->dc;
 	struct webhook_header h[HEADERS_MAX + 8];
 	struct webhook_req req;
-	char ts[24], attempt[16], *sig = NULL;
+	char ts[24], attempt[16], missed[24], *sig = NULL;
 	const char *url = dc->url;
 	size_t n = 0, i;
 	int has_type = 0, has_agent = 0;
@@ -628,6 +629,10 @@ start_http(struct attempt *a)
 		h[n++] = (struct webhook_header){ "webhook-signature", sig };
 	}
 	h[n++] = (struct webhook_header){ "Lapse-Attempt", attempt };
+	if (a->missed >= 0) {
+		snprintf(missed, sizeof missed, "%" PRId64, a->missed);
+		h[n++] = (struct webhook_header){ "Lapse-Missed", missed };
+	}
 	/* The header file's Content-Type and User-Agent replace lapsed's. */
 	for (i = 0; i < dc->nheaders; i++) {
 		if (strcasecmp(dc->headers[i].name, "Content-Type") == 0)
@@ -693,7 +698,7 @@ start_exec(struct attempt *a)
 {
 	struct delivery *d = a->d;
 	struct spawn_opts o;
-	char *env[6], *id;
+	char *env[7], *id;
 	size_t i;
 
 	id = xmalloc(a->idlen + 1);
@@ -705,6 +710,9 @@ start_exec(struct attempt *a)
 	xasprintf(&env[3], "LAPSE_ATTEMPT=%u", a->attempt);
 	xasprintf(&env[4], "LAPSE_IDEMPOTENCY_KEY=%s", a->key);
 	env[5] = NULL;
+	if (a->missed >= 0)
+		xasprintf(&env[5], "LAPSE_MISSED=%" PRId64, a->missed);
+	env[6] = NULL;
 	free(id);
 
 	memset(&o, 0, sizeof o);
@@ -764,7 +772,8 @@ attempt_new(struct delivery *d, redisReply **f)
 	    f[2]->type != REDIS_REPLY_INTEGER ||
 	    f[3]->type != REDIS_REPLY_STRING ||
 	    f[4]->type != REDIS_REPLY_STRING ||
-	    f[5]->type != REDIS_REPLY_STRING || !member_fits(f[5], f[0]))
+	    f[5]->type != REDIS_REPLY_STRING || !member_fits(f[5], f[0]) ||
+	    f[6]->type != REDIS_REPLY_INTEGER || f[6]->integer < -1)
 		return (NULL);
 	if (names_check_id(f[0]->str, f[0]->len, &cause) != 0) {
 		free(cause);
@@ -784,6 +793,7 @@ attempt_new(struct delivery *d, redisReply **f)
 	a->plen = f[3]->len;
 	if (f[4]->len > 0)
 		a->url = xmemdup(f[4]->str, f[4]->len);
+	a->missed = f[6]->integer;
 	if (f[5]->len != f[0]->len) {
 		a->member = xmemdup(f[5]->str, f[5]->len);
 		a->memberlen = f[5]->len;

@@ -16,7 +16,8 @@
 
 /* The headers lapsed sets itself; webhook.h has those of the framing. */
 static const char *reserved[] = { "idempotency-key", "webhook-id",
-	"webhook-timestamp", "webhook-signature", "lapse-attempt" };
+	"webhook-timestamp", "webhook-signature", "lapse-attempt",
+	"lapse-missed" };
 
 int
 headers_reserved(const char *name)

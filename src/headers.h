@@ -13,8 +13,8 @@
  * headers lapsed sets itself, and those that would break the framing of
  * the request, are refused: Host, Content-Length, Transfer-Encoding,
  * Connection, Expect, Keep-Alive, TE, Trailer, Upgrade, Proxy-Connection,
- * Idempotency-Key, webhook-id, webhook-timestamp, webhook-signature and
- * Lapse-Attempt (a User-Agent or Content-Type given replaces lapsed's). A
+ * Idempotency-Key, webhook-id, webhook-timestamp, webhook-signature,
+ * Lapse-Attempt and Lapse-Missed (a User-Agent or Content-Type given replaces lapsed's). A
  * name may appear once (case-insensitively). Messages name the line and
  * the header, never a value.
  */

@@ -100,7 +100,7 @@ out=$(dsweep L 2 30000)
 after=$(redis_time_ms)
 t_is "a sweep leases BATCH events, earliest first, and answers their records" \
     "$(leased "$out")" \
-    '[2,[1000,2000],["a",1000,1,"pa","https://example.com/a","a","b",2000,1,"pb","","b"],0,0]'
+    '[2,[1000,2000],["a",1000,1,"pa","https://example.com/a","a",-1,"b",2000,1,"pb","","b",-1],0,0]'
 t_is "it answers the next due time" "$(echo "$out" | jq '.[1]')" 3000
 now=$(echo "$out" | jq '.[2]')
 within "it answers the Redis time of the call" "$now" "$before" "$after"
@@ -120,7 +120,7 @@ t_is "BATCH 0 (no free slot) leases nothing" "$(leased "$out")" \
     '[0,[],[],0,0]'
 t_is "BATCH 0 with no expired lease changes nothing" "$(digest)" "$d0"
 t_is "BATCH 1 (one free slot) leases one" "$(leased "$(dsweep L 1)")" \
-    '[1,[3000],["c",3000,1,"pc","","c"],0,0]'
+    '[1,[3000],["c",3000,1,"pc","","c",-1],0,0]'
 t_is "nothing more is due" "$(leased "$(dsweep L 10)")" '[0,[],[],0,0]'
 fcall_schedule M m1 at 1000 "$(head -c 100 /dev/zero | tr '\0' x)" >/dev/null
 fcall_schedule M m2 at 2000 small >/dev/null
@@ -128,7 +128,7 @@ t_is "MAXBYTES: no more events once their records reach it" \
     "$(dsweep M 10 60000 3 0 50 | jq -c '[.[0], .[1]]')" '[1,2000]'
 t_is "sink exec leases like http" \
     "$(leased "$(dsweep M 10 60000 3 0 8388608 exec)")" \
-    '[1,[2000],["m2",2000,1,"small","","m2"],0,0]'
+    '[1,[2000],["m2",2000,1,"small","","m2",-1],0,0]'
 
 # --- ack, fenced --------------------------------------------------------------
 
@@ -157,7 +157,7 @@ fcall_schedule F e3 at 3000 p3 >/dev/null
 dsweep F 10 >/dev/null
 rcli ZADD "$(kd F inflight)" XX 1 e3 >/dev/null
 t_is "a sweep recovers the expired lease and leases it again" \
-    "$(leased "$(dsweep F 10)" | jq -c '.[2]')" '["e3",3000,2,"p3","","e3"]'
+    "$(leased "$(dsweep F 10)" | jq -c '.[2]')" '["e3",3000,2,"p3","","e3",-1]'
 d0=$(digest)
 t_is "an ack of the attempt whose lease expired is stale" \
     "$(ack F e3 3000 1)" 0
@@ -214,7 +214,7 @@ t_is "lapse_get shows the pending retry: its next time, url and error" \
 rcli ZADD "$(kd R due)" XX 1500 r1 >/dev/null
 t_is "the retry is leased as the next attempt of the same occurrence" \
     "$(leased "$(dsweep R 10 60000 3)")" \
-    '[1,[1500],["r1",1000,2,"p1","https://example.com/r1","r1"],0,0]'
+    '[1,[1500],["r1",1000,2,"p1","https://example.com/r1","r1",-1],0,0]'
 before=$(redis_time_ms)
 at=$(retry R r1 1000 2 0 3 0 'timeout' | jq '.[1]')
 after=$(redis_time_ms)
@@ -291,7 +291,7 @@ t_is "out of inflight, its attempt not counted, its occurrence kept" \
 t_is "the other stays in flight" "$(rcli ZCARD "$(kd Q inflight)")" 1
 t_is "releases are counted" "$(count Q released)" 1
 t_is "the next lease is attempt 1 again, of the same occurrence" \
-    "$(leased "$(dsweep Q 10)" | jq -c '.[2]')" '["q1",1000,1,"p1","","q1"]'
+    "$(leased "$(dsweep Q 10)" | jq -c '.[2]')" '["q1",1000,1,"p1","","q1",-1]'
 
 # --- expired leases -----------------------------------------------------------
 
@@ -308,12 +308,12 @@ t_is "its record says why, its attempt counted" "$(record E e1)" \
     '{"a":1,"d":1000,"e":"lease expired","p":"p1","u":null}'
 t_is "the next sweep leases it: attempt 2 of the same occurrence" \
     "$(leased "$(dsweep E 10 60000 2)" | jq -c '.[2]')" \
-    '["e1",1000,2,"p1","","e1"]'
+    '["e1",1000,2,"p1","","e1",-1]'
 rcli ZADD "$(kd E inflight)" XX 1 e1 2 e2 >/dev/null
 out=$(dsweep E 10 60000 2)
 t_is "expired at its last attempt: dead; else leased again by the same call" \
     "$(leased "$out" | jq -c '[.[0], .[2], .[3], .[4]]')" \
-    '[1,["e2",2000,2,"p2","","e2"],2,1]'
+    '[1,["e2",2000,2,"p2","","e2",-1],2,1]'
 t_is "an event leased again after its lease expired is due at now" \
     "$(echo "$out" | jq -c '.[3] == [.[2]]')" true
 t_is "the dead one's entry says the lease expired" "$(dead_entries E)" \

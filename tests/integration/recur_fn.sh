@@ -213,40 +213,40 @@ dsweep() {
 	    8388608 60000 3 | jq -c .
 }
 now=$(redis_time_ms)
-s0=$((now - 2500))
-fcall_schedule H h1 every 1000 ph from "$s0" >/dev/null
-rcli ZADD "$(kd H due)" XX $((s0 + 1000)) h1 >/dev/null
+s0=$((now - 25000))
+fcall_schedule H h1 every 10000 ph from "$s0" >/dev/null
+rcli ZADD "$(kd H due)" XX $((s0 + 10000)) h1 >/dev/null
 out=$(dsweep H)
-m="h1 $((s0 + 1000))"
-t_is "leased: the record names the id, the occurrence, and the member \
-that fences it" "$(echo "$out" | jq -c '.[4]')" \
-    "[\"h1\",$((s0 + 1000)),1,\"ph\",\"\",\"$m\"]"
+m="h1 $((s0 + 10000))"
+t_is "leased: the record names the id, the occurrence, the member that \
+fences it, and the occurrence missed since" "$(echo "$out" | jq -c '.[4]')" \
+    "[\"h1\",$((s0 + 10000)),1,\"ph\",\"\",\"$m\",1]"
 t_is "the occurrence is in flight as ID<space>DUE, the id in due again" \
     "$(rcli ZRANGE "$(kd H inflight)" 0 -1):$(($(zscore H due h1) > now))" \
     "$m:1"
 t_is "an ack fenced by the member acks the occurrence only" \
     "$(rcli FCALL lapse_ack 2 "$(kd H jobs)" "$(kd H inflight)" H "$m" \
-        $((s0 + 1000)) 1):$(rcli HKEYS "$(kd H jobs)")" "1:h1"
+        $((s0 + 10000)) 1):$(rcli HKEYS "$(kd H jobs)")" "1:h1"
 # A failed occurrence is retried as itself, beside the next occurrence.
-rcli ZADD "$(kd H due)" XX $((s0 + 2000)) h1 >/dev/null
+rcli ZADD "$(kd H due)" XX $((s0 + 20000)) h1 >/dev/null
 out=$(dsweep H)
-m2="h1 $((s0 + 2000))"
+m2="h1 $((s0 + 20000))"
 # shellcheck disable=SC2046
-rcli FCALL lapse_retry 4 $(k4 H) H "$m2" $((s0 + 2000)) 1 0 3 0 oops \
+rcli FCALL lapse_retry 4 $(k4 H) H "$m2" $((s0 + 20000)) 1 0 3 0 oops \
     >/dev/null
 t_is "a retried occurrence waits in due beside its event's next one" \
     "$(rcli ZRANGE "$(kd H due)" 0 -1 | sort | tr '\n' '|')" "h1|$m2|"
 out=$(dsweep H)
 t_is "and is leased again as attempt 2 of the same occurrence, by id" \
     "$(echo "$out" | jq -c '.[4]')" \
-    "[\"h1\",$((s0 + 2000)),2,\"ph\",\"\",\"$m2\"]"
+    "[\"h1\",$((s0 + 20000)),2,\"ph\",\"\",\"$m2\",0]"
 # shellcheck disable=SC2046
-rcli FCALL lapse_retry 4 $(k4 H) H "$m2" $((s0 + 2000)) 2 0 3 0 gone dead \
+rcli FCALL lapse_retry 4 $(k4 H) H "$m2" $((s0 + 20000)) 2 0 3 0 gone dead \
     >/dev/null
 t_is "a dead occurrence's entry names the event's id" \
     "$(rcli -2 --json XRANGE "$(kd H dead)" - + | jq -r '.[0][1] |
         [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
-        "\(.id)|\(.due)|\(.attempts)"')" "h1|$((s0 + 2000))|2"
+        "\(.id)|\(.due)|\(.attempts)"')" "h1|$((s0 + 20000))|2"
 t_is "the event itself goes on" "$(($(zscore H due h1) > now))" 1
 
 # --- the lapse command -------------------------------------------------------

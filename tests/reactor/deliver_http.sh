@@ -280,6 +280,9 @@ t_is "the occurrences 300 ms apart from the start, attempt 1, the payload" \
         .attempt, .body] | @tsv' | sort -n | awk -v s="$start" '
         { if (($1 - s) % 300 != 0 || $2 != 1 || $3 != "beat") bad++ }
         END { print bad + 0 }')" 0
+t_is "each says how many occurrences it coalesced (Lapse-Missed)" \
+    "$(reqs /ok/rec/ | jq -r '.headers["lapse-missed"]' |
+        grep -cv '^[0-9][0-9]*$')" 0
 t_is "keys name the id, not the occurrence's member" \
     "$(reqs /ok/rec/ | jq -r '.key | split("/")[1]' | sort -u)" tick
 t_done

@@ -118,6 +118,7 @@ START_TEST(test_reserved)
 {
 	ck_assert_int_eq(headers_reserved("HOST"), 1);
 	ck_assert_int_eq(headers_reserved("Lapse-Attempt"), 1);
+	ck_assert_int_eq(headers_reserved("lapse-missed"), 1);
 	ck_assert_int_eq(headers_reserved("webhook-id"), 1);
 	ck_assert_int_eq(headers_reserved("Expect"), 1);
 	ck_assert_int_eq(headers_reserved("proxy-connection"), 1);
