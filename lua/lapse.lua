@@ -1705,6 +1705,9 @@ local function bury(c, id, rec, err)
 	if rec.u then
 		f[#f + 1], f[#f + 2] = 'url', rec.u
 	end
+	if rec.o then
+		f[#f + 1], f[#f + 2] = 'occurrence', id
+	end
 	if c.smax then
 		redis_call('XADD', c.dead, 'MAXLEN', '~', c.smax, '*',
 		    unpack(f))
@@ -2416,55 +2419,85 @@ local function whereabouts(c, id)
 	return nil
 end
 
--- Schedule event id anew from its dead entry f, due now: a new occurrence
--- (no d, attempt count 0) with the entry's payload and url; then delete
--- its dead entries (stream ids sids), last, so that nothing is lost should
--- a write be refused.
-local function requeue_event(c, id, f, sids)
-	redis_call('HSET', c.jobs, id, record_pack({ p = f.payload or '',
-	    a = 0, c = c.now, u = f.url }))
-	redis_call('ZADD', c.due, c.now, id)
+-- The member a dead entry f is requeued as: its occurrence (ID<space>DUE,
+-- an occurrence of a recurring event, which the event's id, still
+-- pending with its next occurrence, cannot stand for), else its id.
+local function dead_member(f)
+	local o = f.occurrence
+	if o and f.id and match(o, '^([^ ]+) %d+$') == f.id then
+		return o
+	end
+	return f.id
+end
+
+-- Schedule member anew from its dead entry f, due now: a new occurrence
+-- (no d, attempt count 0) with the entry's payload and url (and, for an
+-- occurrence of a recurring event, o its event's id); then delete its
+-- dead entries (stream ids sids), last, so that nothing is lost should a
+-- write be refused.
+local function requeue_event(c, member, f, sids)
+	redis_call('HSET', c.jobs, member, record_pack({ p = f.payload or '',
+	    a = 0, c = c.now, u = f.url,
+	    o = member ~= f.id and f.id or nil }))
+	redis_call('ZADD', c.due, c.now, member)
 	call_list('XDEL', c.dead, sids)
 end
 
--- Every dead entry of id, oldest first: their stream ids, and the fields
--- of the newest. The stream has no index by id: it is read whole, in
--- chunks.
+-- The dead entries of id, oldest first, by the member each is requeued
+-- as (dead_member): { order = the members in the order of their oldest
+-- entry, by[member] = { sids, newest } }. The stream has no index by id:
+-- it is read whole, in chunks.
 local function dead_entries_of(c, id)
-	local sids, newest, from = {}, nil, '-'
+	local g, from = { order = {}, by = {} }, '-'
 	while true do
 		local r = redis_call('XRANGE', c.dead, from, '+', 'COUNT',
 		    DEAD_CHUNK)
 		for _, e in ipairs(r) do
 			local f = entry_fields(e[2])
 			if f.id == id then
+				local m = dead_member(f)
+				if not g.by[m] then
+					g.by[m] = { sids = {} }
+					g.order[#g.order + 1] = m
+				end
+				local sids = g.by[m].sids
 				sids[#sids + 1] = e[1]
-				newest = f
+				g.by[m].newest = f
 			end
 		end
 		if #r < DEAD_CHUNK then
-			return sids, newest
+			return g
 		end
 		from = '(' .. r[#r][1]
 	end
 end
 
 local function requeue_id(c, id)
-	local where = whereabouts(c, id)
-	if where then
-		fail('cannot requeue "%s": it is %s', show(id), where)
-	end
-	local sids, newest = dead_entries_of(c, id)
-	if not newest then
+	local g = dead_entries_of(c, id)
+	if #g.order == 0 then
+		local where = whereabouts(c, id)
+		if where then
+			fail('cannot requeue "%s": it is %s', show(id), where)
+		end
 		return { 0, redis_call('XLEN', c.dead) }
 	end
-	if newest.url and bad_url(newest.url) then
-		fail('cannot requeue "%s": its dead entry has a %s', show(id),
-		    bad_url(newest.url))
+	for _, m in ipairs(g.order) do
+		local where, url = whereabouts(c, m), g.by[m].newest.url
+		if where then
+			fail('cannot requeue "%s": %s', show(id), m == id and
+			    'it is ' .. where or format('its occurrence "%s" ' ..
+			    'is %s', show(m), where))
+		end
+		if url and bad_url(url) then
+			fail('cannot requeue "%s": its dead entry has a %s',
+			    show(id), bad_url(url))
+		end
 	end
-	requeue_event(c, id, newest, sids)
-	wake_if_first(c.p, id, c.now)
-	return { 1, redis_call('XLEN', c.dead) }
+	for _, m in ipairs(g.order) do
+		requeue_event(c, m, g.by[m].newest, g.by[m].sids)
+		wake_if_first(c.p, m, c.now)
+	end
+	return { #g.order, redis_call('XLEN', c.dead) }
 end
 
 -- The requeue of the oldest max dead entries: { order = the ids to
@@ -2477,8 +2510,8 @@ local function requeue_plan(c, max)
 	local plan, busy = { order = {}, by = {}, skipped = 0 }, {}
 	for _, e in ipairs(r) do
 		local f = entry_fields(e[2])
-		local id = f.id
-		local ok = not bad_id(id) and not (f.url and bad_url(f.url))
+		local id = dead_member(f)
+		local ok = not bad_id(f.id) and not (f.url and bad_url(f.url))
 		if ok and busy[id] == nil then
 			busy[id] = whereabouts(c, id) ~= nil
 		end
@@ -2515,19 +2548,25 @@ lapse_requeue: put dead events back, as new: each is scheduled anew, due
 now, with its attempt count 0 (its next attempt is 1), its payload and url;
 its occurrence's due time is cleared (a new occurrence, a new idempotency
 key). Requeued events are due at once: they get no trigger key, and the
-wake is published when one is the earliest event.
+wake is published when one is the earliest event. A dead occurrence of a
+recurring event (an entry with an occurrence field, ID<space>DUE) is
+requeued as that member, an event of its own, while its event goes on
+with its next occurrence.
 
 KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:dead
 ARGV: NS id ID | NS all MAX
   id ID    every dead entry of event ID is removed and the newest of them
-           requeued; refused (nothing changed) while ID is pending or in
-           flight. The dead stream has no index by id: the call reads it
-           whole, so its time grows with the stream's length.
+           requeued (for a recurring event, the newest of each of its
+           dead occurrences); refused (nothing changed) while ID, or an
+           occurrence to requeue, is pending or in flight. The dead stream
+           has no index by id: the call reads it whole, so its time grows
+           with the stream's length.
   all MAX  the oldest MAX (1 .. 10000) entries: each id among them is
            requeued like that from its newest entry among them; an entry
            whose id is pending or in flight (or that has no valid id or
            url) is left in dead and counted as skipped
-Reply: id: { requeued (1, or 0 when ID has no dead entry), left }; all:
+Reply: id: { requeued (events: 1, 0 when ID has no dead entry, or its
+dead occurrences), left }; all:
 { requeued (events), skipped (entries), left }; left is the dead
 stream's length after the call. To requeue everything, call `all` again
 while requeued > 0 and left > skipped.

@@ -71,11 +71,13 @@ t_is "lapse_get shows every, start and until" \
 t_is "the trigger key is set for the first occurrence" \
     "$(rcli PEXPIRETIME "$(kd A t:a2)")" "$from"
 
-past=$((now - 10500))
-first=$(fcall_schedule A a3 every 1000 p3 from "$past" | head -1)
+# (Periods of a minute: no trigger key expires while digests are compared.)
+past=$((now - 130500))
+first=$(fcall_schedule A a3 every 60000 p3 from "$past" | head -1)
 t_is "from in the past: the first occurrence at or after now, on the \
 anchor's steps" \
-    "$(((first - past) % 1000)):$((first >= now && first < now + 2000))" "0:1"
+    "$(((first - past) % 60000)):$((first >= now && first < now + 60000))" \
+    "0:1"
 
 # --- bad input changes nothing --------------------------------------------
 
@@ -248,6 +250,29 @@ t_is "a dead occurrence's entry names the event's id" \
         [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
         "\(.id)|\(.due)|\(.attempts)"')" "h1|$((s0 + 20000))|2"
 t_is "the event itself goes on" "$(($(zscore H due h1) > now))" 1
+t_is "the dead entry names the occurrence too" \
+    "$(rcli -2 --json XRANGE "$(kd H dead)" - + | jq -r '.[0][1] |
+        [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
+        .occurrence')" "$m2"
+requeue() {
+	rcli --json FCALL lapse_requeue 3 "$(kd H due)" "$(kd H jobs)" \
+	    "$(kd H dead)" H "$@" | jq -c .
+}
+t_is "requeue by the event's id, pending with its next occurrence, \
+requeues the dead occurrence" "$(requeue id h1)" "[1,0]"
+t_is "as the occurrence's member, beside the event" \
+    "$(rcli ZRANGE "$(kd H due)" 0 -1 | sort | tr '\n' '|')" "h1|$m2|"
+out=$(dsweep H)
+t_is "leased as a new occurrence of it: attempt 1, the event's id" \
+    "$(echo "$out" | jq -c '.[4] | [.[0], .[1] > 0, .[2], .[3], .[5]]')" \
+    "[\"h1\",true,1,\"ph\",\"$m2\"]"
+# shellcheck disable=SC2046
+rcli FCALL lapse_retry 4 $(k4 H) H "$m2" "$(echo "$out" | jq '.[4][1]')" 1 \
+    0 3 0 gone dead >/dev/null
+t_is "requeue all takes dead occurrences too" "$(requeue all 10)" "[1,0,0]"
+# Ended, so that no trigger key expires under the digests below.
+rcli FCALL lapse_cancel 3 "$(kd H due)" "$(kd H jobs)" "$(kd H t:h1)" H h1 \
+    >/dev/null
 
 # --- the lapse command -------------------------------------------------------
 
