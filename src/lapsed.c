@@ -4,7 +4,9 @@
  * run on defaults), the log target, the pidfile, the detach with -d, the
  * event loop and its signals; then it runs the reactor until SIGTERM or
  * SIGINT, after which it stops claiming, lets the calls in flight finish
- * and exits 0.
+ * and exits 0. Under systemd (Type=notify) it says READY=1 once the
+ * reactor is connected, what it is doing in STATUS= lines, and STOPPING=1
+ * at the signal (sdnotify.h).
  *
  * Every step is a function that returns 0 to go on, or -1 with the exit
  * status in d->status and its message already written; teardown() then
@@ -34,6 +36,7 @@
 #include "log.h"
 #include "reactor.h"
 #include "redisurl.h"
+#include "sdnotify.h"
 #include "xmalloc.h"
 
 #ifndef LAPSED_CONF
@@ -56,6 +59,7 @@ struct lapsed {
 	struct event_base *base;
 	struct evdns_base *dns; /* NULL unless the URL names a host */
 	struct reactor *reactor;
+	struct sdnotify *notify; /* the service manager, if any */
 	struct event *sigterm, *sigint, *sighup;
 	int ran; /* the loop was entered */
 
@@ -334,6 +338,18 @@ needs_dns(const struct conf *cfg)
 	return (0);
 }
 
+/* The reactor's state, told to the service manager. */
+static void
+tell_manager_cb(void *arg, int connected, const char *status)
+{
+	struct lapsed *d = arg;
+
+	if (connected)
+		sdnotify_ready(d->notify, status);
+	else
+		sdnotify_status(d->notify, status);
+}
+
 static int
 loop_create(struct lapsed *d)
 {
@@ -360,6 +376,13 @@ loop_create(struct lapsed *d)
 		free(cause);
 		return (stop(d, 1));
 	}
+	/*
+	 * With -d, the manager never knew our pid: tell it nothing. Without
+	 * a manager to tell, the reactor need not watch its state.
+	 */
+	d->notify = sdnotify_new(d->base, !d->daemonize);
+	if (sdnotify_active(d->notify))
+		reactor_on_state(d->reactor, tell_manager_cb, d);
 	return (0);
 }
 
@@ -369,6 +392,7 @@ signal_stop_cb(evutil_socket_t sig, short events, void *arg)
 	struct lapsed *d = arg;
 
 	log_info("%s received", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	sdnotify_stopping(d->notify, "stopping: finishing the work in flight");
 	reactor_stop(d->reactor);
 }
 
@@ -421,6 +445,7 @@ static void
 teardown(struct lapsed *d)
 {
 	reactor_free(d->reactor);
+	sdnotify_free(d->notify);
 	if (d->sigterm != NULL)
 		event_free(d->sigterm);
 	if (d->sigint != NULL)

@@ -462,6 +462,31 @@ link_ready(const struct link *l)
 }
 
 int
+link_connected(const struct link *l, char *why, size_t len)
+{
+	const struct aconn *conn;
+
+	if (!aconn_ready(l->cmd))
+		conn = l->cmd;
+	else if (l->sub != NULL && !aconn_ready(l->sub))
+		conn = l->sub;
+	else if (l->sub != NULL && link_listening(l))
+		return (1);
+	else {
+		/* Subscribing, or stopped. */
+		why[0] = '\0';
+		return (0);
+	}
+	if (aconn_last_error(conn)[0] == '\0')
+		why[0] = '\0';
+	else
+		snprintf(why, len, "%s connection: %s",
+		    conn == l->cmd ? "command" : "subscriber",
+		    aconn_last_error(conn));
+	return (0);
+}
+
+int
 link_command(
     struct link *l, aconn_reply_cb *fn, void *privdata, const struct rcmd *c)
 {

@@ -105,6 +105,15 @@ void link_free(struct link *);
 int link_ready(const struct link *);
 
 /*
+ * True when the link does its whole job: commands can be sent (the
+ * library is loaded) and every subscription is confirmed. When not, why
+ * (len bytes) says what went wrong, as "command connection: REASON" or
+ * "subscriber connection: REASON", or is empty while a connection is
+ * simply not there yet.
+ */
+int link_connected(const struct link *, char *why, size_t len);
+
+/*
  * Send a command on the command connection (see aconn_command()). Returns
  * 0, or -1 when it is not ready (fn is then never called).
  */

@@ -27,6 +27,9 @@
 /* Links of a reactor: one node, until Sentinel and Cluster resolve more. */
 #define REACTOR_NLINKS 1
 
+/* How often the state is checked for what no event of a link says. */
+#define REACTOR_STATE_MS 1000
+
 struct reactor {
 	struct event_base *base;
 	const struct conf *cfg;
@@ -40,6 +43,13 @@ struct reactor {
 	int stopping;
 	size_t delivering; /* namespaces still finishing attempts */
 	int spawning; /* spawn_init() done: an exec namespace runs commands */
+
+	reactor_state_cb *state_cb;
+	void *state_arg;
+	struct event *state_timer;
+	int connected; /* as last told */
+	int was_connected; /* ever */
+	char status[256]; /* as last told */
 };
 
 /* The static resolver: the configured URL. */
@@ -84,20 +94,54 @@ expired_cb(
 		namespace_sweep(ns, VIA_EXPIRED);
 }
 
+/* Tell the owner the state and its status line, if either changed. */
+static void
+reactor_check_state(struct reactor *r)
+{
+	char why[200], status[sizeof r->status];
+	int connected;
+
+	if (r->state_cb == NULL || r->stopping)
+		return;
+	connected = link_connected(r->link, why, sizeof why);
+	if (connected)
+		snprintf(status, sizeof status,
+		    "connected to redis %s: %zu namespace%s", r->link_name,
+		    r->nns, r->nns == 1 ? "" : "s");
+	else
+		snprintf(status, sizeof status, "%sconnecting to redis %s%s%s",
+		    r->was_connected ? "re" : "", r->link_name,
+		    why[0] != '\0' ? ": " : "", why);
+	if (connected)
+		r->was_connected = 1;
+	if (connected == r->connected && strcmp(status, r->status) == 0)
+		return;
+	r->connected = connected;
+	snprintf(r->status, sizeof r->status, "%s", status);
+	r->state_cb(r->state_arg, connected, status);
+}
+
+static void
+state_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	reactor_check_state(arg);
+}
+
 static void
 on_link_event(struct link *link, enum link_event ev, void *arg)
 {
 	struct reactor *r = arg;
 	size_t i;
 
-	if (r->stopping || ev == LINK_DOWN)
+	if (r->stopping)
 		return;
-	for (i = 0; i < r->nns; i++) {
+	for (i = 0; i < r->nns && ev != LINK_DOWN; i++) {
 		if (ev == LINK_UP)
 			namespace_up(r->ns[i]);
 		else
 			namespace_catch_up(r->ns[i]);
 	}
+	reactor_check_state(r);
 }
 
 /* The keyspace flags the namespaces need: with watched prefixes, more. */
@@ -165,9 +209,27 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 }
 
 void
+reactor_on_state(struct reactor *r, reactor_state_cb *cb, void *arg)
+{
+	r->state_cb = cb;
+	r->state_arg = arg;
+}
+
+void
 reactor_start(struct reactor *r)
 {
+	struct timeval tv;
+
 	link_start(r->link);
+	if (r->state_cb == NULL)
+		return;
+	r->state_timer = event_new(r->base, -1, EV_PERSIST, state_timer_cb, r);
+	if (r->state_timer == NULL)
+		fatalx("reactor_start: cannot create a timer");
+	tv.tv_sec = REACTOR_STATE_MS / 1000;
+	tv.tv_usec = (REACTOR_STATE_MS % 1000) * 1000;
+	evtimer_add(r->state_timer, &tv);
+	reactor_check_state(r);
 }
 
 static void
@@ -226,6 +288,8 @@ reactor_stop(struct reactor *r)
 	if (r->stopping)
 		return;
 	r->stopping = 1;
+	if (r->state_timer != NULL)
+		evtimer_del(r->state_timer);
 	log_info("stopping: no new claims");
 	for (i = 0; i < r->nns; i++)
 		r->delivering +=
@@ -250,6 +314,8 @@ reactor_free(struct reactor *r)
 	free(r->ns);
 	if (r->stop_timer != NULL)
 		event_free(r->stop_timer);
+	if (r->state_timer != NULL)
+		event_free(r->state_timer);
 	free(r->expired_channel);
 	free(r->link_name);
 	free(r);

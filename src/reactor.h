@@ -35,12 +35,29 @@ struct reactor_stats {
 };
 
 /*
+ * Told whether the reactor does its job (connected: every link is up,
+ * its library loaded and its subscriptions confirmed), with a line that
+ * says so or what it waits for: "connected to redis URL: 2 namespaces",
+ * "connecting to redis URL: command connection: Connection refused",
+ * "reconnecting to redis URL: ...". status is borrowed for the call.
+ */
+typedef void reactor_state_cb(void *arg, int connected, const char *status);
+
+/*
  * A reactor for cfg (borrowed: must outlive it) on base. dns may be NULL
  * when neither the Redis URL nor an http sink names a host. Returns NULL
  * with *cause set (caller frees) when a namespace's sink cannot be set up.
  */
 struct reactor *reactor_new(struct event_base *base, struct evdns_base *dns,
     const struct conf *cfg, char **cause);
+
+/*
+ * Call cb each time the state or its status line changes, as the links
+ * come and go and, for reasons no event announces (a connection attempt
+ * refused), at most a second later; from reactor_start() until
+ * reactor_stop(). Before reactor_start().
+ */
+void reactor_on_state(struct reactor *, reactor_state_cb *cb, void *arg);
 
 /* Connect and start firing. */
 void reactor_start(struct reactor *);

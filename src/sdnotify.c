@@ -281,6 +281,12 @@ sdnotify_stopping(struct sdnotify *n, const char *status)
 }
 
 int
+sdnotify_active(const struct sdnotify *n)
+{
+	return (n->address != NULL);
+}
+
+int
 sdnotify_watchdog(const struct sdnotify *n, uint64_t *usec)
 {
 	if (n->watchdog == NULL)

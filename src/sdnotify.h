@@ -53,6 +53,9 @@ void sdnotify_status(struct sdnotify *, const char *status);
 /* STOPPING=1 with STATUS=status. */
 void sdnotify_stopping(struct sdnotify *, const char *status);
 
+/* Whether anything is sent: $NOTIFY_SOCKET was set, and not with -d. */
+int sdnotify_active(const struct sdnotify *);
+
 /* Whether WATCHDOG=1 pings are being sent; their period in *usec. */
 int sdnotify_watchdog(const struct sdnotify *, uint64_t *usec);
 

@@ -87,6 +87,7 @@ START_TEST(test_ready_once_and_first)
 {
 	struct sdnotify *n = sdnotify_new(base, 1);
 
+	ck_assert_int_eq(sdnotify_active(n), 1);
 	sdnotify_status(n, "connecting to redis unix:///r.sock");
 	ck_assert_str_eq(
 	    received(), "STATUS=connecting to redis unix:///r.sock");
@@ -148,6 +149,7 @@ START_TEST(test_disabled_sends_nothing)
 
 	ck_assert_int_eq(setenv("WATCHDOG_USEC", "100000", 1), 0);
 	n = sdnotify_new(base, 0);
+	ck_assert_int_eq(sdnotify_active(n), 0);
 	sdnotify_ready(n, "connected");
 	sdnotify_status(n, "reconnecting");
 	sdnotify_stopping(n, "stopping");
@@ -165,6 +167,7 @@ START_TEST(test_no_socket_sends_nothing)
 	unsetenv("NOTIFY_SOCKET");
 	ck_assert_int_eq(setenv("WATCHDOG_USEC", "100000", 1), 0);
 	n = sdnotify_new(base, 1);
+	ck_assert_int_eq(sdnotify_active(n), 0);
 	sdnotify_ready(n, "connected");
 	sdnotify_stopping(n, "stopping");
 	ck_assert_str_eq(received(), "");
