@@ -451,9 +451,29 @@ env_named(char *const *entries, size_t from, const char *entry)
 }
 
 /*
- * The child's environment: environ without the names extra sets, then
- * extra, each name once (its last entry). The strings are borrowed; free
- * the array only.
+ * Whether entry is one of the service manager's variables for lapsed
+ * itself (sd_notify(3)): a command that used them would speak for lapsed,
+ * telling systemd it is ready, stopping or alive.
+ */
+static int
+env_withheld(const char *entry)
+{
+	static const char *const names[] = { "NOTIFY_SOCKET", "WATCHDOG_PID",
+		"WATCHDOG_USEC" };
+	size_t len = env_name_len(entry), i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (strlen(names[i]) == len &&
+		    strncmp(names[i], entry, len) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * The child's environment: environ without the service manager's
+ * variables and the names extra sets, then extra, each name once (its
+ * last entry). The strings are borrowed; free the array only.
  */
 static char **
 env_build(char *const *extra)
@@ -467,7 +487,8 @@ env_build(char *const *extra)
 		m++;
 	env = xcalloc(n + m + 1, sizeof *env);
 	for (i = 0; i < n; i++) {
-		if (!env_named(extra, 0, environ[i]))
+		if (!env_withheld(environ[i]) &&
+		    !env_named(extra, 0, environ[i]))
 			env[j++] = environ[i];
 	}
 	for (i = 0; i < m; i++) {

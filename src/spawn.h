@@ -29,8 +29,10 @@ struct spawn_opts {
 	char *const *argv;
 	/*
 	 * Extra "NAME=VALUE" entries, NULL-terminated (or NULL), added to
-	 * the daemon's own environment; an entry overrides a variable of
-	 * the same name there, and a later entry an earlier one.
+	 * the daemon's own environment (less NOTIFY_SOCKET, WATCHDOG_PID
+	 * and WATCHDOG_USEC, which are the daemon's alone); an entry
+	 * overrides a variable of the same name there, and a later entry an
+	 * earlier one.
 	 */
 	char *const *env;
 	const void *input; /* written to the child's stdin, then closed */

@@ -471,6 +471,31 @@ START_TEST(test_environment)
 END_TEST
 
 /*
+ * The service manager's variables for lapsed stay lapsed's: a command
+ * that notified systemd would speak for it. Others of similar names pass.
+ */
+START_TEST(test_environment_withheld)
+{
+	char *const *argv = STRV("/bin/sh", "-c",
+	    "env | grep -E '^(NOTIFY_SOCKET|WATCHDOG_|CHECK_SPAWN_)' | sort");
+	struct spawn_opts opts;
+	struct outcome o;
+
+	ck_assert_int_eq(setenv("NOTIFY_SOCKET", "/run/systemd/notify", 1), 0);
+	ck_assert_int_eq(setenv("WATCHDOG_PID", "1234", 1), 0);
+	ck_assert_int_eq(setenv("WATCHDOG_USEC", "30000000", 1), 0);
+	ck_assert_int_eq(setenv("WATCHDOG_USECS", "kept", 1), 0);
+	ck_assert_int_eq(setenv("CHECK_SPAWN_NOTIFY_SOCKET", "kept", 1), 0);
+	opts_init(&opts, argv);
+	run(&opts, &o);
+	ck_assert_int_eq(o.r.status, 0);
+	ck_assert_str_eq(o.r.output,
+	    "CHECK_SPAWN_NOTIFY_SOCKET=kept\nWATCHDOG_USECS=kept\n");
+	outcome_free(&o);
+}
+END_TEST
+
+/*
  * The mask of signals an application may use: all but 32 and 33, which
  * glibc keeps for itself (SIGRTMIN is 34) and which its posix_spawn()
  * leaves ignored in every child, whatever the attributes ask.
@@ -1025,6 +1050,7 @@ spawn_suite(void)
 	tcase_add_test(tc, test_empty_input);
 	tcase_add_test(tc, test_nothing_expanded);
 	tcase_add_test(tc, test_environment);
+	tcase_add_test(tc, test_environment_withheld);
 	tcase_add_test(tc, test_clean_state);
 	tcase_add_test(tc, test_descriptors);
 	tcase_add_test(tc, test_cannot_start);
