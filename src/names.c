@@ -227,6 +227,26 @@ names_split_trigger_key(const char *key, size_t len, const char **ns,
 	return (0);
 }
 
+int
+names_key_ns(const char *key, size_t len, const char **ns, size_t *nslen)
+{
+	size_t plen = strlen(KEY_PREFIX);
+	const char *p, *end, *close;
+
+	if (len < plen || memcmp(key, KEY_PREFIX, plen) != 0)
+		return (-1);
+	p = key + plen;
+	end = key + len;
+	/* A valid namespace holds no '}', so the first one closes it. */
+	close = memchr(p, '}', end - p);
+	if (close == NULL || end - close < 3 || close[1] != ':' ||
+	    check_ns(p, close - p, NULL) != 0)
+		return (-1);
+	*ns = p;
+	*nslen = close - p;
+	return (0);
+}
+
 char *
 names_prefix_pattern(const char *prefix, size_t len)
 {

@@ -70,6 +70,14 @@ int names_split_trigger_key(const char *key, size_t len, const char **ns,
     size_t *nslen, const char **id, size_t *idlen);
 
 /*
+ * The namespace of a key of lapse's: when the len bytes at key are
+ * "lapse:{NS}:" and at least one more byte, with a valid NS, returns 0
+ * and points *ns into key, setting *nslen; returns -1, touching nothing,
+ * for any other key.
+ */
+int names_key_ns(const char *key, size_t len, const char **ns, size_t *nslen);
+
+/*
  * prefix (len bytes) with the glob characters of Redis patterns (* ? [ ]
  * and backslash) escaped with a backslash, followed by "*": the MATCH or
  * PSUBSCRIBE pattern of every key under prefix. Caller frees.

@@ -473,6 +473,59 @@ START_TEST(test_split_id_length)
 }
 END_TEST
 
+/* Every key of a namespace names it; only len bytes are read. */
+static const struct key_ns {
+	const char *key;
+	size_t len;
+	const char *ns; /* NULL: not a key of lapse's */
+} key_ns[] = {
+	{ BYTES("lapse:{orders}:due"), "orders" },
+	{ BYTES("lapse:{orders}:jobs"), "orders" },
+	{ BYTES("lapse:{orders}:t:close:123"), "orders" },
+	{ BYTES("lapse:{orders}:t:a}:due"), "orders" },
+	{ BYTES("lapse:{a.b_c-9}:counts"), "a.b_c-9" },
+	{ BYTES("lapse:{" NS64 "}:dead"), NS64 },
+	{ BYTES("lapse:{o}:x"), "o" },
+	{ "lapse:{orders}:duexyz", 18, "orders" },
+	{ BYTES("lapse:{orders}:"), NULL }, /* nothing after */
+	{ "lapse:{orders}:due", 15, NULL },
+	{ BYTES("lapse:{orders}due"), NULL },
+	{ BYTES("lapse:{orders}"), NULL },
+	{ BYTES("lapse:{orders"), NULL },
+	{ BYTES("lapse:orders:due"), NULL },
+	{ BYTES("lapse:{}:due"), NULL },
+	{ BYTES("lapse:{my orders}:due"), NULL },
+	{ BYTES("lapse:{a}b}:due"), NULL },
+	{ BYTES("lapse:{{a}}:due"), NULL },
+	{ BYTES("lapse:{" NS64 "x}:due"), NULL }, /* 65 bytes */
+	{ BYTES("lapse:{cafÃ©}:due"), NULL },
+	{ BYTES("Lapse:{orders}:due"), NULL },
+	{ BYTES("lapsed:heartbeat:h:1:2"), NULL },
+	{ BYTES("orders:123"), NULL },
+	{ BYTES(""), NULL },
+};
+
+START_TEST(test_key_ns)
+{
+	const struct key_ns *c = &key_ns[_i];
+	const char *ns = SENTINEL;
+	size_t nslen = 42;
+	int rc;
+
+	rc = names_key_ns(c->key, c->len, &ns, &nslen);
+	if (c->ns == NULL) {
+		ck_assert_msg(rc == -1, "key %d accepted", _i);
+		ck_assert_ptr_eq(ns, SENTINEL);
+		ck_assert_uint_eq(nslen, 42);
+		return;
+	}
+	ck_assert_msg(rc == 0, "key %d refused", _i);
+	ck_assert_ptr_eq(ns, c->key + 7);
+	ck_assert_uint_eq(nslen, strlen(c->ns));
+	ck_assert_mem_eq(ns, c->ns, nslen);
+}
+END_TEST
+
 /* Glob bytes of a prefix are escaped; "*" matches what is under it. */
 static const struct pattern {
 	const char *prefix;
@@ -531,6 +584,7 @@ names_suite(void)
 	tcase_add_test(tc, test_split_len);
 	tcase_add_loop_test(tc, test_split_bad, 0, NITEMS(split_bad));
 	tcase_add_test(tc, test_split_id_length);
+	tcase_add_loop_test(tc, test_key_ns, 0, NITEMS(key_ns));
 	tcase_add_loop_test(tc, test_prefix_pattern, 0, NITEMS(patterns));
 	suite_add_tcase(s, tc);
 
