@@ -545,6 +545,13 @@ lapse_json_add_integer(struct lapse_json *json, const char *name, int64_t n)
 	event_add_integer(json->obj, name, n);
 }
 
+void
+lapse_json_add_null(struct lapse_json *json, const char *name)
+{
+	if (cJSON_AddNullToObject(json->obj, name) == NULL)
+		event_json_oom();
+}
+
 int
 lapse_json_add_number(struct lapse_json *json, const char *name,
     const char *value, size_t len, char **cause)

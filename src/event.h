@@ -66,6 +66,9 @@ void lapse_json_add_bytes(
 void
 lapse_json_add_integer(struct lapse_json *json, const char *name, int64_t n);
 
+/* Add name: null. */
+void lapse_json_add_null(struct lapse_json *json, const char *name);
+
 /*
  * Add name: the stream field value (len bytes) as an integer: decimal
  * digits only, at most 2^53. Returns 0, or -1 with *cause (caller frees)

@@ -8,7 +8,8 @@
  * 3 Redis unreachable or refused. Errors go to stderr as "lapse: ...".
  *
  * A command is a row of commands[]: its options, whether it takes NS or
- * NS ID (or NS and an optional ID), and the library function it calls
+ * NS ID (or NS and an optional ID, or an optional NS), and the library
+ * function it calls
  * with which keys. What the commands share is done once, by
  * run_command(): parse the options, take and check NS and ID, and begin
  * the FCALL with its keys, NS and a required ID. A command's own function
@@ -35,6 +36,8 @@
 #include "duration.h"
 #include "event.h"
 #include "names.h"
+#include "nsfind.h"
+#include "nsstats.h"
 #include "rcmd.h"
 #include "rconn.h"
 #include "redisurl.h"
@@ -53,6 +56,8 @@
 #define TAIL_BATCH "1000"
 #define LIST_LIMIT_DEFAULT 100
 #define LIST_LIMIT_MAX 100000
+/* Keys SCAN looks at per call of lapse stats without NS. */
+#define STATS_SCAN_COUNT "1000"
 
 /*
  * lapse requeue --all: dead entries per lapse_requeue call, at first (the
@@ -89,6 +94,7 @@ struct command {
 	const struct cmd_option *options; /* ends with a NULL name */
 	int nargs; /* 1: NS; 2: NS ID */
 	int id_optional; /* NS [ID]: the command passes ID itself */
+	int ns_optional; /* [NS]: the command does without one itself */
 	const char *function; /* the library function it calls, or NULL */
 	int read_only; /* call it with FCALL_RO */
 	const char *keys[4]; /* its KEYS: names_key() suffixes or KEY_TRIGGER */
@@ -99,7 +105,7 @@ struct command {
 /* One command as the command line gave it, checked. */
 struct invocation {
 	const struct command *cmd;
-	const char *ns;
+	const char *ns; /* NULL when an optional NS is not given */
 	const char *id; /* NULL for a command that takes NS only */
 	const char **opt; /* option i's value, "" for a flag; NULL: absent */
 	struct rcmd call; /* FCALL FUNCTION NUMKEYS KEY... NS [ID] so far */
@@ -144,6 +150,12 @@ static const struct cmd_option schedule_options[] = {
 enum { LIST_LIMIT };
 static const struct cmd_option list_options[] = {
 	[LIST_LIMIT] = { "limit", required_argument },
+	{ NULL, 0 },
+};
+
+enum { STATS_JSON };
+static const struct cmd_option stats_options[] = {
+	[STATS_JSON] = { "json", no_argument },
 	{ NULL, 0 },
 };
 
@@ -242,12 +254,13 @@ static const struct command commands[] = {
 	            "(default 100, at most 100000)" },
 	{ .name = "stats",
 	    .run = cmd_stats,
-	    .options = no_options,
+	    .options = stats_options,
 	    .nargs = 1,
+	    .ns_optional = 1,
 	    .function = "lapse_stats",
 	    .read_only = 1,
 	    .keys = { "due", "fired", "ready" },
-	    .usage = "stats NS",
+	    .usage = "stats [NS] [--json]",
 	    .help = "Print the counters of a namespace: "
 	            "pending, overdue, next_due,\n"
 	            "fired (stream entries), ready (list elements), "
@@ -258,7 +271,16 @@ static const struct command commands[] = {
 	            "delivery did:\n"
 	            "acked, retried, dead_total (events moved to dead), "
 	            "lease_expired,\n"
-	            "released." },
+	            "released.\n"
+	            "Without NS, every namespace that has keys in Redis, "
+	            "by name, one line\n"
+	            "each: NAMESPACE, PENDING, OVERDUE, NEXT_DUE, FIRED "
+	            "(by any path),\n"
+	            "INFLIGHT, ACKED, DEAD.\n"
+	            "  --json   print a JSON object (without NS: an array of "
+	            "them, by name)\n"
+	            "           with ns and every counter, next_due in ms "
+	            "or null" },
 	{ .name = "tail",
 	    .run = cmd_tail,
 	    .options = tail_options,
@@ -650,7 +672,12 @@ take_names(struct invocation *inv, int argc, char **argv)
 	if (cmd->id_optional && n != 1 && n != 2)
 		return (
 		    fail_usage(cmd, "%s takes 1 or 2 arguments", cmd->name));
-	if (!cmd->id_optional && n != cmd->nargs)
+	if (cmd->ns_optional && n > 1)
+		return (
+		    fail_usage(cmd, "%s takes at most 1 argument", cmd->name));
+	if (cmd->ns_optional && n == 0)
+		return (0);
+	if (!cmd->id_optional && !cmd->ns_optional && n != cmd->nargs)
 		return (fail_usage(cmd, "%s takes %d argument%s", cmd->name,
 		    cmd->nargs, cmd->nargs == 1 ? "" : "s"));
 	inv->ns = argv[optind];
@@ -714,7 +741,7 @@ run_command(struct cli *cli, const struct command *cmd, int argc, char **argv)
 	code = take_names(&inv, argc, argv);
 	if (code != 0)
 		goto out;
-	if (cmd->function != NULL)
+	if (cmd->function != NULL && inv.ns != NULL)
 		begin_fcall(&inv, &inv.call);
 	code = cmd->run(cli, &inv);
 out:
@@ -1003,35 +1030,178 @@ cmd_list(struct cli *cli, struct invocation *inv)
 	return (EXIT_DONE);
 }
 
-/* lapse_stats NS: { name, value, ... } printed as name value lines. */
+/*
+ * Read the counters of namespace ns with call (lapse_stats NS, begun)
+ * into st. Returns 0, or the exit code after printing why: 2 when the
+ * library refuses the namespace (a key of the wrong type), 3 when Redis
+ * cannot be reached or answers something else.
+ */
 static int
-cmd_stats(struct cli *cli, struct invocation *inv)
+stats_read(struct cli *cli, const struct rcmd *call, const char *ns,
+    struct nsstats *st)
 {
-	char when[TIMESTAMP_BUFSIZE];
-	redisReply *r, *name, *value;
+	redisReply *r;
+	char *cause;
+	int code;
+
+	r = cli_call(cli, call, &code);
+	if (r == NULL)
+		return (code);
+	code = nsstats_parse(st, ns, r, &cause);
+	freeReplyObject(r);
+	if (code != 0)
+		return (fail_cause(EXIT_REDIS, cause));
+	return (EXIT_DONE);
+}
+
+/*
+ * Whether r is a reply to SCAN: a cursor (1 to 20 digits) and an array
+ * of key names.
+ */
+static int
+scan_reply_ok(const redisReply *r)
+{
+	const redisReply *cursor, *keys;
+	size_t i;
+
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2)
+		return (0);
+	cursor = r->element[0];
+	keys = r->element[1];
+	if (cursor->type != REDIS_REPLY_STRING || cursor->len == 0 ||
+	    cursor->len > 20 ||
+	    strspn(cursor->str, "0123456789") != cursor->len)
+		return (0);
+	if (keys->type != REDIS_REPLY_ARRAY)
+		return (0);
+	for (i = 0; i < keys->elements; i++) {
+		if (keys->element[i]->type != REDIS_REPLY_STRING)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * Find every namespace with a key in Redis (but trigger keys) into found,
+ * with SCAN: incremental, so a large database is never blocked for long.
+ * Returns 0 or the exit code after printing why.
+ */
+static int
+stats_scan(struct cli *cli, struct nsfind *found)
+{
+	char cursor[21] = "0";
+	const redisReply *keys;
+	struct rcmd call;
+	redisReply *r;
 	size_t i;
 	int code;
 
-	r = cli_call(cli, &inv->call, &code);
-	if (r == NULL)
-		return (code);
-	if (!reply_is_pairs(r))
-		return (bad_reply(r, inv));
-	for (i = 0; i < r->elements; i += 2) {
-		name = r->element[i];
-		value = r->element[i + 1];
-		if (strcmp(name->str, "now") == 0)
-			continue;
-		if (strcmp(name->str, "next_due") != 0)
-			printf("%s %lld\n", name->str, value->integer);
-		else if (value->integer < 0)
-			printf("next_due none\n");
+	do {
+		rcmd_init(&call);
+		rcmd_add_str(&call, "SCAN");
+		rcmd_add_str(&call, cursor);
+		rcmd_add_str(&call, "MATCH");
+		rcmd_add_str(&call, NSFIND_MATCH);
+		rcmd_add_str(&call, "COUNT");
+		rcmd_add_str(&call, STATS_SCAN_COUNT);
+		r = cli_call(cli, &call, &code);
+		rcmd_free(&call);
+		if (r == NULL)
+			return (code);
+		if (!scan_reply_ok(r)) {
+			freeReplyObject(r);
+			return (fail(
+			    EXIT_REDIS, "unexpected reply from Redis to SCAN"));
+		}
+		keys = r->element[1];
+		for (i = 0; i < keys->elements; i++)
+			nsfind_add_key(found, keys->element[i]->str,
+			    keys->element[i]->len);
+		memcpy(cursor, r->element[0]->str, r->element[0]->len + 1);
+		freeReplyObject(r);
+	} while (strcmp(cursor, "0") != 0);
+	if (found->skipped > 0)
+		warning("skipped %zu key%s named like lapse's but with a bad "
+		        "namespace, such as \"%s\"",
+		    found->skipped, found->skipped == 1 ? "" : "s",
+		    found->skipped_key);
+	return (EXIT_DONE);
+}
+
+/*
+ * lapse stats without NS: every namespace found, by name, as a table or a
+ * JSON array. One whose counters the library refuses (a key of the wrong
+ * type) is left out, its reason said, and the exit code is then 2, as
+ * lapse stats NS would exit for it; Redis failing stops it all (3).
+ */
+static int
+stats_all(struct cli *cli, struct invocation *inv)
+{
+	struct invocation one;
+	struct nsfind found;
+	struct nsstats *st = NULL;
+	size_t i, n = 0;
+	char *text;
+	int code, refused = 0;
+
+	nsfind_init(&found);
+	code = stats_scan(cli, &found);
+	if (code != EXIT_DONE)
+		goto out;
+	st = xcalloc(found.n + 1, sizeof *st);
+	for (i = 0; i < found.n; i++) {
+		memset(&one, 0, sizeof one);
+		one.cmd = inv->cmd;
+		one.ns = found.names[i];
+		rcmd_init(&one.call);
+		begin_fcall(&one, &one.call);
+		code = stats_read(cli, &one.call, one.ns, &st[n]);
+		rcmd_free(&one.call);
+		if (code == EXIT_USAGE)
+			refused = 1;
+		else if (code != EXIT_DONE)
+			goto out;
 		else
-			printf("next_due %s\n",
-			    timestamp_format(
-			        value->integer, when, sizeof when));
+			n++;
 	}
-	freeReplyObject(r);
+	if (inv->opt[STATS_JSON] != NULL)
+		text = nsstats_json_array(st, n);
+	else
+		text = nsstats_table(st, n);
+	printf("%s%s", text, inv->opt[STATS_JSON] != NULL ? "\n" : "");
+	free(text);
+	code = refused ? EXIT_USAGE : EXIT_DONE;
+out:
+	for (i = 0; i < n; i++)
+		nsstats_clear(&st[i]);
+	free(st);
+	nsfind_clear(&found);
+	return (code);
+}
+
+/*
+ * lapse_stats NS: { name, value, ... } printed as name value lines, or as
+ * JSON; without NS, every namespace (stats_all()).
+ */
+static int
+cmd_stats(struct cli *cli, struct invocation *inv)
+{
+	struct nsstats st;
+	char *text;
+	int code;
+
+	if (inv->ns == NULL)
+		return (stats_all(cli, inv));
+	code = stats_read(cli, &inv->call, inv->ns, &st);
+	if (code != EXIT_DONE)
+		return (code);
+	if (inv->opt[STATS_JSON] != NULL)
+		text = nsstats_json(&st);
+	else
+		text = nsstats_lines(&st);
+	printf("%s%s", text, inv->opt[STATS_JSON] != NULL ? "\n" : "");
+	free(text);
+	nsstats_clear(&st);
 	return (EXIT_DONE);
 }
 

@@ -94,7 +94,7 @@ refused() {
 	t_is "lapse $*: exit 2 and the message, before connecting" \
 	    "$rc:$err" "2:$want1${want2:+$'\n'}$want2"
 }
-for c in 'schedule 2 --in 5s' 'cancel 2' 'get 2' 'list 1' 'stats 1' 'tail 1' \
+for c in 'schedule 2 --in 5s' 'cancel 2' 'get 2' 'list 1' 'tail 1' \
     'dead 1' 'purge 1'; do
 	set -- $c
 	cmd=$1 n=$2
@@ -116,6 +116,15 @@ for c in 'schedule 2 --in 5s' 'cancel 2' 'get 2' 'list 1' 'stats 1' 'tail 1' \
 	refused 'lapse: unknown option "--bogus"' "$usage" "$cmd" $args --bogus "$@"
 	refused 'lapse: unknown option "-q"' "$usage" "$cmd" $args -q "$@"
 done
+
+# stats takes NS or nothing (every namespace).
+usage=$("$LAPSE" stats --help | head -1)
+refused "lapse: stats takes at most 1 argument" "$usage" stats orders extra
+refused "lapse: stats takes at most 1 argument" "$usage" stats a b --json
+refused 'lapse: bad namespace "a{b": only letters, digits, '"'_', '.' and '-'"' are allowed' \
+    "" stats 'a{b' --json
+refused 'lapse: unknown option "--bogus"' "$usage" stats --bogus
+refused 'lapse: option "--json" takes no value' "$usage" stats --json=1
 
 head -c 1048577 /dev/zero >"$T_DIR/big"
 bad_cli 'lapse: payload too large: 1048577 bytes (max-payload is 1048576)' \
