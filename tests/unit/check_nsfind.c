@@ -115,7 +115,7 @@ START_TEST(test_many)
 {
 	uint64_t state = 0;
 	struct nsfind f;
-	char key[64], want[16];
+	char key[64], want[32];
 	size_t i, j;
 	int news = 0;
 
