@@ -94,9 +94,9 @@ t_is "stats --json: the counters of lapse stats NS, next_due in ms or null" \
 ["late",2,2,1000,0,0,0,0,0,0,0]
 ["orders",3,0,1893553445678,0,0,0,0,0,0,0]
 ["streamed",0,0,null,3,0,3,0,0,0,0]'
-t_is "stats --json: the keys of every object" \
+t_is "stats --json: every object has ns and the counters of stats NS" \
     "$(echo "$OUT" | jq -r '[.[] | keys_unsorted | join(",")] | unique[]')" \
-    "ns,pending,overdue,next_due,fired,ready,fired_expired,fired_timer,fired_sweep,inflight,dead,acked,retried,dead_total,lease_expired,released"
+    "ns,$(lapse_cli stats orders | awk '{ print $1 }' | paste -sd,)"
 for ns in drained hooks late orders streamed; do
 	t_is "stats $ns --json is its object in the array" \
 	    "$(lapse_cli stats "$ns" --json)" \
