@@ -2737,6 +2737,378 @@ local function stats(keys, args)
 end
 
 --[[
+Recurrences: cron expressions and fixed rates, and the time zones their
+occurrences are computed in (SPEC, "Recurring events"). They are computed
+here, in the library, rather than by the reactors: an application that
+calls FCALL from any language gets the same validation and the same
+occurrences as `lapse`, and a claim can schedule the next occurrence in
+the same atomic call that fires one. All of it is pure computation on
+numbers; nothing below touches a key or reads a clock.
+
+Instants are whole seconds since the epoch (UTC) inside the engine and
+milliseconds at its edges; offsets are seconds east of UTC; a "local
+second" is the wall-clock time of a zone written as seconds since the
+epoch, as if that wall clock were UTC (local = instant + offset).
+
+Each module (calendar, tz, cron, recurrence) is a table that a function
+builds and returns, rather than a do block: Lua 5.1 allows a function 200
+locals at once, and the library's main chunk is close to that with its
+own; a module's locals are its function's.
+]]
+
+local INF = 1 / 0
+local DAY = 86400
+
+-- The calendar (proleptic Gregorian, as cron and tzdata use it).
+local calendar = (function()
+	local calendar = {}
+
+	local LENGTHS = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 }
+
+	-- Days since the epoch of y-m-d; d may run past the month's end.
+	-- (Howard Hinnant's days_from_civil: a year that starts in March, so
+	-- that February's length does not matter.)
+	function calendar.days(y, m, d)
+		if m <= 2 then
+			y = y - 1
+		end
+		local era = floor(y / 400)
+		local yoe = y - era * 400
+		local doy = floor((153 * ((m + 9) % 12) + 2) / 5) + d - 1
+		return era * 146097 + yoe * 365 + floor(yoe / 4) -
+		    floor(yoe / 100) + doy - 719468
+	end
+
+	-- The date of day n since the epoch: y, m, d.
+	function calendar.date(n)
+		n = n + 719468
+		local era = floor(n / 146097)
+		local doe = n - era * 146097
+		local yoe = floor((doe - floor(doe / 1460) + floor(doe / 36524) -
+		    floor(doe / 146096)) / 365)
+		local doy = doe - (365 * yoe + floor(yoe / 4) - floor(yoe / 100))
+		local mp = floor((5 * doy + 2) / 153)
+		local d = doy - floor((153 * mp + 2) / 5) + 1
+		local m = mp < 10 and mp + 3 or mp - 9
+		local y = yoe + era * 400
+		if m <= 2 then
+			y = y + 1
+		end
+		return y, m, d
+	end
+
+	function calendar.leap(y)
+		return y % 4 == 0 and (y % 100 ~= 0 or y % 400 == 0)
+	end
+
+	function calendar.length(y, m)
+		if m == 2 and calendar.leap(y) then
+			return 29
+		end
+		return LENGTHS[m]
+	end
+
+	-- The day of the week of day n since the epoch, 0 for Sunday.
+	function calendar.weekday(n)
+		return (n + 4) % 7
+	end
+	return calendar
+end)()
+
+--[[
+Time zones. Redis's Lua has no os library and no zone database, so the
+library carries the rules of every IANA zone and link, generated from the
+build machine's tzdata by tools/tz/tzgen: the build puts them in place of
+the TZDATA line below (the library Redis loads is lua/built/lapse.lua;
+lua/lapse.lua alone knows UTC only). They are in the library's text, not
+in keys: in a Cluster a function may touch only its namespace's slot, and
+the rules are the same for every namespace. tools/tz/zonestr.h describes
+a zone's text; a link's is "=ZONE".
+
+A zone is decoded at its first use in the loaded library and kept, with
+the last stretch of time it was asked about (segment()):
+{ first = the offset at the epoch, times[i] = the instant of a change,
+offs[i] = the offset from it, rule = nil (the last offset stays), { std }
+or { std, dst, start, stop } after the last change }. A rule is read as
+glibc reads a TZif footer: for an instant of year Y (UTC), DST is in force
+from START to STOP of year Y, or outside [STOP, START) when STOP comes
+first (the southern hemisphere).
+]]
+local TZDATA = { zones = { UTC = '0;;0', ['Etc/UTC'] = '0;;0' } }
+
+local tz = (function()
+	local tz = {}
+
+	local decoded = {}
+
+	-- A rule date, "M3.5.0/7200", "J60/7200" or "59/7200".
+	local function rule_date(s)
+		local m, w, d, t = match(s, '^M(%d+)%.(%d+)%.(%d+)/(%-?%d+)$')
+		if m then
+			return { kind = 'M', m = tonumber(m), w = tonumber(w),
+			    d = tonumber(d), time = tonumber(t) }
+		end
+		local j
+		j, t = match(s, '^J(%d+)/(%-?%d+)$')
+		if j then
+			return { kind = 'J', d = tonumber(j), time = tonumber(t) }
+		end
+		d, t = match(s, '^(%d+)/(%-?%d+)$')
+		return { kind = 'D', d = tonumber(d), time = tonumber(t) }
+	end
+
+	local function decode(text)
+		local offsets, changes, rule = match(text, '^([^;]*);([^;]*);(.*)$')
+		local list = {}
+		for o in offsets:gmatch('[^,]+') do
+			list[#list + 1] = tonumber(o)
+		end
+		local z = { first = list[1], times = {}, offs = {} }
+		local t = 0
+		for delta, letter in changes:gmatch('([%da-z]+)(%u)') do
+			t = t + tonumber(delta, 36)
+			z.times[#z.times + 1] = t
+			z.offs[#z.offs + 1] = list[byte(letter) - 64]
+		end
+		local std, dst, start, stop =
+		    match(rule, '^(%-?%d+),(%-?%d+),([^,]+),([^,]+)$')
+		if std then
+			z.rule = { std = tonumber(std), dst = tonumber(dst),
+			    start = rule_date(start), stop = rule_date(stop) }
+		elseif rule ~= '' then
+			z.rule = { std = tonumber(rule) }
+		end
+		return z
+	end
+
+	-- The zone or link called name, or nil.
+	function tz.find(name)
+		local z = decoded[name]
+		if z == nil and type(name) == 'string' then
+			local text = TZDATA.zones[name]
+			if text == nil then
+				return nil
+			end
+			if byte(text) == 61 then -- '=': a link
+				z = tz.find(text:sub(2))
+			else
+				z = decode(text)
+			end
+			decoded[name] = z
+		end
+		return z
+	end
+
+	-- The name of a zone that differs from name in case only, or nil.
+	function tz.like(name)
+		local lower = name:lower()
+		for known in pairs(TZDATA.zones) do
+			if known:lower() == lower then
+				return known
+			end
+		end
+		return nil
+	end
+
+	-- The instant at which rule date r falls in year y, in the local
+	-- time of offset off.
+	local function rule_instant(r, y, off)
+		local day
+		if r.kind == 'M' then
+			local first = calendar.days(y, r.m, 1)
+			local len = calendar.length(y, r.m)
+			local d = (r.d - calendar.weekday(first)) % 7 + 7 * (r.w - 1)
+			while d >= len do
+				d = d - 7
+			end
+			day = first + d
+		elseif r.kind == 'J' then
+			day = calendar.days(y, 1, 1) + r.d - 1
+			if r.d >= 60 and calendar.leap(y) then
+				day = day + 1
+			end
+		else
+			day = calendar.days(y, 1, 1) + r.d
+		end
+		return day * DAY + r.time - off
+	end
+
+	-- The instants at which DST starts and stops under rule r in year
+	-- y, remembered for the years asked about last.
+	local function rule_year(r, y)
+		local memo = r.memo
+		if memo == nil or memo.n >= 64 then
+			memo = { n = 0 }
+			r.memo = memo
+		end
+		local m = memo[y]
+		if m == nil then
+			m = { rule_instant(r.start, y, r.std),
+			    rule_instant(r.stop, y, r.dst) }
+			memo[y] = m
+			memo.n = memo.n + 1
+		end
+		return m[1], m[2]
+	end
+
+	local function rule_offset(r, t)
+		if r.dst == nil then
+			return r.std
+		end
+		local s, e = rule_year(r, calendar.date(floor(t / DAY)))
+		local dst
+		if s > e then
+			dst = t < e or t >= s
+		else
+			dst = t >= s and t < e
+		end
+		return dst and r.dst or r.std
+	end
+
+	-- The changes of offset under rule r in UTC year y, in order. In a
+	-- year, the offset can change only at its START and STOP, and on
+	-- January 1 at 00:00 UTC, where the rule's year changes.
+	local function year_changes(r, y)
+		rule_year(r, y)
+		local m = r.memo[y]
+		if m.changes == nil then
+			local from = calendar.days(y, 1, 1) * DAY
+			local to = calendar.days(y + 1, 1, 1) * DAY
+			local s, e = m[1], m[2]
+			if e < s then
+				s, e = e, s
+			end
+			local list = {}
+			for _, c in ipairs({ from, s, e }) do
+				if c >= from and c < to and (#list == 0 or
+				    c > list[#list]) and
+				    rule_offset(r, c) ~= rule_offset(r, c - 1) then
+					list[#list + 1] = c
+				end
+			end
+			m.changes = list
+		end
+		return m.changes
+	end
+
+	-- The changes of offset under rule r around t: the last at or
+	-- before t and the first after it (-INF and INF when there is none
+	-- within two years).
+	local function rule_changes(r, t)
+		local a, b = -INF, INF
+		if r.dst == nil then
+			return a, b
+		end
+		local y = calendar.date(floor(t / DAY))
+		for year = y, y - 2, -1 do
+			local list = year_changes(r, year)
+			for i = #list, 1, -1 do
+				if list[i] <= t then
+					a = list[i]
+					break
+				end
+			end
+			if a > -INF then
+				break
+			end
+		end
+		for year = y, y + 2 do
+			local list = year_changes(r, year)
+			for i = 1, #list do
+				if list[i] > t then
+					b = list[i]
+					break
+				end
+			end
+			if b < INF then
+				break
+			end
+		end
+		return a, b
+	end
+
+	-- The stretch of the transitions of z at index i: t is in
+	-- [times[i], times[i + 1]) (i = 0: before the first).
+	local function listed(z, i)
+		local o = i > 0 and z.offs[i] or z.first
+		local p = i > 1 and z.offs[i - 1] or z.first
+		if i == 0 then
+			p = o
+		end
+		return i > 0 and z.times[i] or -INF, z.times[i + 1], o, p
+	end
+
+	-- The stretch after the last transition of z, around t.
+	local function ruled(z, t)
+		local n = #z.times
+		local last = n > 0 and z.times[n] or -INF
+		local _, _, lo, lp = listed(z, n)
+		if z.rule == nil then
+			return last, INF, lo, lp
+		end
+		local a, b = rule_changes(z.rule, t)
+		local o = rule_offset(z.rule, t)
+		if a <= last then
+			-- The rule takes over at the last transition.
+			return last, b, o, n > 0 and lp or o
+		end
+		return a, b, o, rule_offset(z.rule, a - 1)
+	end
+
+	--[[
+	The stretch of time around instant t with one offset in zone z:
+	a <= t < b (a may be -INF, b INF), its offset o, and p, the offset
+	before a (o when there is no change at a).
+	]]
+	function tz.segment(z, t)
+		local s = z.last
+		if s and t >= s[1] and t < s[2] then
+			return s[1], s[2], s[3], s[4]
+		end
+		local times, n = z.times, #z.times
+		local a, b, o, p
+		if n > 0 and t < times[n] then
+			local lo, hi = 0, n
+			while hi - lo > 1 do
+				local mid = floor((lo + hi) / 2)
+				if times[mid] <= t then
+					lo = mid
+				else
+					hi = mid
+				end
+			end
+			a, b, o, p = listed(z, lo)
+		else
+			a, b, o, p = ruled(z, t)
+		end
+		z.last = { a, b, o, p }
+		return a, b, o, p
+	end
+
+	--[[
+	Local time l in zone z, as an instant: the first instant at or after
+	t whose local time is l or later (so, of a local time shown twice,
+	the first; of one that a change skipped, the change), and the
+	offset then. The caller makes sure that t's own local time is before
+	l.
+	]]
+	function tz.first(z, l, t)
+		local a, b, o = tz.segment(z, t)
+		while true do
+			if l < a + o then
+				return a, o
+			elseif l < b + o then
+				return l - o, o
+			end
+			a, b, o = tz.segment(z, b)
+		end
+	end
+
+	tz.decode = decode
+	return tz
+end)()
+
+--[[
 lapse_version: the version of this library; clients load theirs with
 FUNCTION LOAD REPLACE when the server's is absent or older.
 

@@ -1,0 +1,223 @@
+/*
+ * tzgen: write the zone table of the lapse Functions library from the
+ * build machine's tzdata, so that the library can turn UTC into local
+ * time and back inside Redis, whose Lua has no os library and no zone
+ * database.
+ *
+ *   tzgen ZONEINFO >lua/built/tzdata.lua
+ *
+ * ZONEINFO is a compiled tzdata tree (Debian's tzdata package:
+ * /usr/share/zoneinfo). Its tzdata.zi names every zone (Z lines) and
+ * link (L lines) and gives the version; each zone's TZif file gives its
+ * offsets (zonestr.h says how they are written). A link is written as
+ * "=TARGET", so a zone's rules are there once. The output is one Lua
+ * statement, `local TZDATA = { version = ..., zones = { ... } }`, that
+ * the build puts in place of the line of lua/lapse.lua that declares
+ * TZDATA. It needs no network and depends only on the files read: the
+ * same tzdata gives the same table, byte for byte.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tzif.h"
+#include "xmalloc.h"
+#include "zonestr.h"
+
+#define LINE_MAX_BYTES 4096
+#define NAME_MAX_BYTES 128
+
+/* One name of the table and its text. */
+struct entry {
+	char *name;
+	char *text;
+};
+
+struct table {
+	char version[32];
+	struct entry *e;
+	size_t n, size;
+};
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "tzgen: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+/* Zone names go into Lua string literals as they are: check them. */
+static void
+check_name(const char *file, int line, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > NAME_MAX_BYTES ||
+	    strspn(name,
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	        "0123456789/_+-") != len)
+		die("%s:%d: unexpected zone name \"%s\"", file, line, name);
+}
+
+static void
+table_add(struct table *t, const char *name, char *text)
+{
+	if (t->n == t->size) {
+		t->size = t->size * 2 + 64;
+		t->e = xreallocarray(t->e, t->size, sizeof *t->e);
+	}
+	t->e[t->n].name = xstrdup(name);
+	t->e[t->n].text = text;
+	t->n++;
+}
+
+/* The zone named name, from its TZif file under dir. */
+static char *
+zone_text(const char *dir, const char *name)
+{
+	struct tzif z;
+	char *path, *cause, *text;
+
+	xasprintf(&path, "%s/%s", dir, name);
+	if (tzif_read(path, &z, &cause) != 0)
+		die("%s", cause);
+	text = zonestr_make(&z, &cause);
+	if (text == NULL)
+		die("%s: %s", path, cause);
+	tzif_clear(&z);
+	free(path);
+	return (text);
+}
+
+/* Read "# version V" from the first line of tzdata.zi. */
+static void
+read_version(struct table *t, const char *file, const char *line)
+{
+	size_t n;
+
+	if (sscanf(line, "# version %31s", t->version) != 1)
+		die("%s:1: no \"# version\" line", file);
+	n = strspn(t->version, "0123456789");
+	if (n != 4 || t->version[4] < 'a' || t->version[4] > 'z' ||
+	    strspn(t->version + 4, "abcdefghijklmnopqrstuvwxyz") !=
+	        strlen(t->version + 4))
+		die("%s:1: unexpected version \"%s\"", file, t->version);
+}
+
+/* Every Z and L line of dir/tzdata.zi into t. */
+static void
+read_names(struct table *t, const char *dir)
+{
+	char *file, line[LINE_MAX_BYTES], a[NAME_MAX_BYTES + 2],
+	    b[NAME_MAX_BYTES + 2];
+	int n = 0;
+	FILE *f;
+
+	xasprintf(&file, "%s/tzdata.zi", dir);
+	f = fopen(file, "r");
+	if (f == NULL)
+		die("%s: %s", file, strerror(errno));
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (++n == 1)
+			read_version(t, file, line);
+		if (line[0] == 'Z' && line[1] == ' ') {
+			if (sscanf(line, "Z %129s", a) != 1)
+				die("%s:%d: bad Z line", file, n);
+			check_name(file, n, a);
+			table_add(t, a, zone_text(dir, a));
+		} else if (line[0] == 'L' && line[1] == ' ') {
+			if (sscanf(line, "L %129s %129s", a, b) != 2)
+				die("%s:%d: bad L line", file, n);
+			check_name(file, n, a);
+			check_name(file, n, b);
+			table_add(t, b, xstrdup(a)); /* resolved by main() */
+		}
+	}
+	if (ferror(f))
+		die("%s: %s", file, strerror(errno));
+	fclose(f);
+	free(file);
+	if (t->version[0] == '\0')
+		die("%s/tzdata.zi: empty", dir);
+}
+
+static int
+entry_cmp(const void *a, const void *b)
+{
+	return (strcmp(
+	    ((const struct entry *)a)->name, ((const struct entry *)b)->name));
+}
+
+static struct entry *
+table_find(struct table *t, const char *name)
+{
+	struct entry key = { (char *)name, NULL };
+
+	return (bsearch(&key, t->e, t->n, sizeof *t->e, entry_cmp));
+}
+
+int
+main(int argc, char **argv)
+{
+	struct table t;
+	struct entry *e, *target;
+	size_t i;
+	int hops;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: tzgen ZONEINFO\n");
+		return (2);
+	}
+	memset(&t, 0, sizeof t);
+	read_names(&t, argv[1]);
+	qsort(t.e, t.n, sizeof *t.e, entry_cmp);
+	for (i = 1; i < t.n; i++) {
+		if (strcmp(t.e[i - 1].name, t.e[i].name) == 0)
+			die("\"%s\" is named twice", t.e[i].name);
+	}
+
+	printf("-- The zone table, generated by tools/tz/tzgen from tzdata %s "
+	       "(%s):\n"
+	       "-- do not edit. Each zone is OFFSETS;TRANSITIONS;RULE "
+	       "(tools/tz/zonestr.h),\n"
+	       "-- each link =ZONE.\n"
+	       "local TZDATA = { version = '%s', zones = {\n",
+	    t.version, argv[1], t.version);
+	for (i = 0; i < t.n; i++) {
+		e = &t.e[i];
+		/* A link's text is its target's name until written here. */
+		if (strchr(e->text, ';') == NULL) {
+			target = e;
+			for (hops = 0; strchr(target->text, ';') == NULL;
+			     hops++) {
+				if (hops == 8)
+					die("link \"%s\" loops", e->name);
+				target = table_find(&t, target->text);
+				if (target == NULL)
+					die("link \"%s\" names no zone",
+					    e->name);
+			}
+			printf("['%s'] = '=%s',\n", e->name, target->name);
+		} else
+			printf("['%s'] = '%s',\n", e->name, e->text);
+	}
+	printf("} }\n");
+	if (fflush(stdout) != 0 || ferror(stdout))
+		die("writing the table: %s", strerror(errno));
+	for (i = 0; i < t.n; i++) {
+		free(t.e[i].name);
+		free(t.e[i].text);
+	}
+	free(t.e);
+	return (0);
+}
