@@ -122,6 +122,12 @@ other exception is an adopted event's application key, read and deleted
 by the functions that fire it and deleted by lapse_cancel (its name is in
 the event's record).
 
+Recurrences (cron expressions in IANA time zones, and fixed rates) are
+computed here too, by pure functions on numbers (see "Recurrences"
+below): lapse_next answers the next occurrences of one, and the zone
+rules they need are part of the library's text, generated from tzdata at
+build time.
+
 Redis does not roll back a function that fails half-way, so each function
 checks everything that can fail before its first write: its arguments, the
 types of its keys, and whether its user may write the keys and channels
@@ -3109,6 +3115,766 @@ local tz = (function()
 end)()
 
 --[[
+Cron expressions (SPEC, "Recurring events"). cron.parse() turns an
+expression into a table of its fields, refusing anything malformed with a
+message that names the field and the token; cron.next() finds the first
+occurrence after an instant in a zone.
+
+Fields: second (6 and 7 fields only; 0 otherwise), minute, hour, month and
+year (7 fields only) are next-value tables: t[v] is the first value >= v
+that the field matches, nil past the last. The days a month matches
+depend only on its length and the weekday of its first day, so they are
+computed for each such shape the first time a search meets it, and kept
+in the same kind of table (c.shapes). With 5 fields, a day matches when
+either day field does if both are restricted (neither is * nor ?), as in
+Unix cron; with 6 or 7, when both do, as in Spring and Quartz.
+
+DST (SPEC): an expression whose hour field is * or a step "follows elapsed
+time": it fires at each instant whose local time matches, so a local time
+that does not exist fires nothing and one that occurs twice fires twice.
+Any other expression fires once per matching local time: at its first
+occurrence, or at the first instant after a gap that skipped it. That is
+"the first instant whose local time is at least the one matched, after
+every local time already shown": see next_fixed().
+
+Work is bounded: a search goes at most 400 years (the Gregorian calendar
+repeats after that, so nothing found means never) or to the end of its
+year field; an expression that can never match is refused when it is
+parsed, after the same bounded search.
+]]
+local cron = (function()
+	local cron = {}
+
+	local MONTHS = { jan = 1, feb = 2, mar = 3, apr = 4, may = 5, jun = 6,
+	    jul = 7, aug = 8, sep = 9, oct = 10, nov = 11, dec = 12 }
+	local DAYS = { sun = 0, mon = 1, tue = 2, wed = 3, thu = 4, fri = 5,
+	    sat = 6 }
+	local QUARTZ_DAYS = { sun = 1, mon = 2, tue = 3, wed = 4, thu = 5,
+	    fri = 6, sat = 7 }
+	local MACROS = { ['@yearly'] = '0 0 1 1 *', ['@annually'] = '0 0 1 1 *',
+	    ['@monthly'] = '0 0 1 * *', ['@weekly'] = '0 0 * * 0',
+	    ['@daily'] = '0 0 * * *', ['@midnight'] = '0 0 * * *',
+	    ['@hourly'] = '0 * * * *' }
+	local EXPR_MAX = 1024
+	local SEARCH_YEARS = 400
+	local YEAR_MAX = 9999
+
+	local SECOND = { name = 'second', min = 0, max = 59,
+	    nan = 'is not a number' }
+	local MINUTE = { name = 'minute', min = 0, max = 59,
+	    nan = 'is not a number' }
+	local HOUR = { name = 'hour', min = 0, max = 23,
+	    nan = 'is not a number' }
+	local DOM = { name = 'day-of-month', min = 1, max = 31, days = true,
+	    nan = 'is not a number' }
+	local MONTH = { name = 'month', min = 1, max = 12, names = MONTHS,
+	    nan = 'is not a month (1-12 or JAN-DEC)' }
+	local DOW = { name = 'day-of-week', min = 0, max = 7, names = DAYS,
+	    days = true, nan = 'is not a day of the week (0-7 or SUN-SAT)' }
+	local QUARTZ_DOW = { name = 'day-of-week', min = 1, max = 7,
+	    names = QUARTZ_DAYS, days = true,
+	    nan = 'is not a day of the week (1-7 or SUN-SAT)' }
+	local YEAR = { name = 'year', min = 1970, max = 2099,
+	    nan = 'is not a number' }
+
+	-- Refuse the expression being parsed (p) for its current field.
+	local function refuse(p, fmt, ...)
+		fail('bad cron expression "%s": %s field: ' .. fmt,
+		    show(p.expr), p.field.name, ...)
+	end
+
+	-- The value of token tok of element e: a number in the field's
+	-- range, or a name. high: tok ends a range (where SUN is 7 in Unix
+	-- days of the week, so that FRI-SUN reads as it should).
+	local function value(p, tok, e, high)
+		local f = p.field
+		if tok == '' then
+			refuse(p, '"%s" is missing a value', show(e))
+		end
+		local n
+		if match(tok, '^%d+$') then
+			n = #tok <= 4 and tonumber(tok) or INF
+			if n < f.min or n > f.max then
+				refuse(p, '"%s" is out of range %d-%d', show(tok),
+				    f.min, f.max)
+			end
+			return n
+		end
+		n = f.names and f.names[tok:lower()]
+		if n == nil then
+			refuse(p, '"%s" %s', show(tok), f.nan)
+		end
+		if high and f == DOW and n == 0 then
+			return 7
+		end
+		return n
+	end
+
+	-- The step s of element e: 1 to the number of values of the field.
+	local function step(p, s, e)
+		local f = p.field
+		local most = f == DOW and 7 or f.max - f.min + 1
+		if s == '' then
+			refuse(p, '"%s" is missing a value', show(e))
+		end
+		if not match(s, '^%d+$') then
+			refuse(p, 'step "%s" is not a number', show(s))
+		end
+		local n = #s <= 4 and tonumber(s) or INF
+		if n < 1 or n > most then
+			refuse(p, 'step "%s" is out of range 1-%d', show(s), most)
+		end
+		return n
+	end
+
+	-- Add the values of element e (*, A, A-B, each with an optional
+	-- /STEP; A/STEP runs to the field's last value) to set.
+	local function plain(p, e, set)
+		local f = p.field
+		local base, s = match(e, '^([^/]*)/(.*)$')
+		base = base or e
+		local lo, hi
+		if base == '*' then
+			lo, hi = f.min, f.max
+		else
+			local a, b = match(base, '^([^%-]*)%-(.*)$')
+			if a then
+				lo, hi = value(p, a, e), value(p, b, e, true)
+				if lo > hi then
+					refuse(p, 'range "%s" runs backwards',
+					    show(base))
+				end
+			else
+				lo = value(p, base, e)
+				hi = s and f.max or lo
+			end
+		end
+		for v = lo, hi, s and step(p, s, e) or 1 do
+			set[v] = true
+		end
+	end
+
+	-- Element e of the day-of-month field when it is L, L-n, LW or nW:
+	-- added to days' specials; false when it is none of them.
+	local function dom_special(p, e, days)
+		local u = e:upper()
+		if u == 'L' or u == 'LW' then
+			days.special[#days.special + 1] = { kind = u, n = 0 }
+			return true
+		end
+		local n = match(u, '^L%-')
+		if n then
+			n = e:sub(3)
+			if not match(n, '^%d+$') then
+				refuse(p, 'offset "%s" in "%s" is not a number',
+				    show(n), show(e))
+			end
+			if #n > 4 or tonumber(n) > 30 then
+				refuse(p, 'offset "%s" in "%s" is out of range 0-30',
+				    show(n), show(e))
+			end
+			days.special[#days.special + 1] =
+			    { kind = 'L', n = tonumber(n) }
+			return true
+		end
+		n = match(u, '^(.*)W$')
+		if n == nil then
+			return false
+		end
+		if not match(n, '^%d+$') then
+			refuse(p, '"%s": W takes one day of the month, as in ' ..
+			    '15W (or LW)', show(e))
+		end
+		days.special[#days.special + 1] =
+		    { kind = 'W', n = value(p, n, e) }
+		return true
+	end
+
+	-- Element e of the day-of-week field when it is nL or n#k: added to
+	-- days' specials; false when it is neither.
+	local function dow_special(p, e, days)
+		local u = e:upper()
+		if u == 'L' then
+			refuse(p, '"%s" needs a day before it, as in 5L or ' ..
+			    'FRIL (the last Friday of the month)', show(e))
+		end
+		local d = match(u, '^(.+)L$')
+		if d then
+			days.special[#days.special + 1] =
+			    { kind = 'L', wd = value(p, e:sub(1, #d), e) }
+			return true
+		end
+		local k
+		d, k = match(e, '^(.*)#(.*)$')
+		if d == nil then
+			return false
+		end
+		if d == '' then
+			refuse(p, '"%s" needs a day before "#", as in MON#2',
+			    show(e))
+		end
+		if not match(k, '^%d+$') then
+			refuse(p, 'occurrence "%s" in "%s" is not a number',
+			    show(k), show(e))
+		end
+		if #k > 1 or k == '0' or k > '5' then
+			refuse(p, 'occurrence "%s" in "%s" is out of range 1-5',
+			    show(k), show(e))
+		end
+		days.special[#days.special + 1] =
+		    { kind = '#', wd = value(p, d, e), n = tonumber(k) }
+		return true
+	end
+
+	-- The next-value table of set over [min, max].
+	local function next_table(set, min, max)
+		local t, v = {}, nil
+		for i = max, min, -1 do
+			if set[i] then
+				v = i
+			end
+			t[i] = v
+		end
+		return t
+	end
+
+	-- The elements of field token tok, each checked by each(e).
+	local function elements(p, tok, each)
+		if tok:find(',,', 1, true) or tok:sub(1, 1) == ',' or
+		    tok:sub(-1) == ',' then
+			refuse(p, '"%s" has an empty element', show(tok))
+		end
+		for e in tok:gmatch('[^,]+') do
+			if e == '?' then
+				if not p.field.days then
+					refuse(p, '"?" is allowed only in ' ..
+					    'day-of-month and day-of-week')
+				end
+				refuse(p, '"?" must stand alone')
+			end
+			each(e)
+		end
+	end
+
+	-- A field of plain values: its next-value table.
+	local function field(p, f, tok)
+		p.field = f
+		local set = {}
+		if tok == '?' then
+			refuse(p, '"?" is allowed only in day-of-month and ' ..
+			    'day-of-week')
+		end
+		elements(p, tok, function(e)
+			plain(p, e, set)
+		end)
+		return next_table(set, f.min, f.max)
+	end
+
+	-- A day field: { star = * or ?, set = plain values, special = the
+	-- others }; days of the week as 0-6, Sunday 0.
+	local function day_field(p, f, tok, special)
+		p.field = f
+		local days = { set = {}, special = {},
+		    star = tok == '*' or tok == '?' }
+		if tok == '?' then
+			return days
+		end
+		elements(p, tok, function(e)
+			if e:find('/', 1, true) or not special(p, e, days) then
+				plain(p, e, days.set)
+			end
+		end)
+		if f == QUARTZ_DOW then
+			local set = {}
+			for v = 1, 7 do
+				set[v - 1] = days.set[v]
+			end
+			days.set = set
+			for _, s in ipairs(days.special) do
+				s.wd = s.wd - 1
+			end
+		else
+			days.set[0] = days.set[0] or days.set[7]
+			for _, s in ipairs(days.special) do
+				s.wd = s.wd and s.wd % 7
+			end
+		end
+		return days
+	end
+
+	-- Whether day d (weekday wd) of a month of len days is one of dom's.
+	local function dom_has(dom, d, len, wd)
+		if dom.star or dom.set[d] then
+			return true
+		end
+		for _, s in ipairs(dom.special) do
+			local want
+			if s.kind == 'L' then
+				want = len - s.n
+			elseif s.kind == 'LW' then
+				local last = (wd + len - d) % 7
+				want = len - (last == 6 and 1 or last == 0 and 2 or 0)
+			elseif s.n <= len then
+				-- nW: the weekday nearest to day n, in the month.
+				local w = (wd + s.n - d) % 7
+				want = s.n
+				if w == 6 then
+					want = s.n == 1 and 3 or s.n - 1
+				elseif w == 0 then
+					want = s.n == len and s.n - 2 or s.n + 1
+				end
+			end
+			if d == want then
+				return true
+			end
+		end
+		return false
+	end
+
+	-- Whether day d (weekday wd) of a month of len days is one of dow's.
+	local function dow_has(dow, d, len, wd)
+		if dow.star or dow.set[wd] then
+			return true
+		end
+		for _, s in ipairs(dow.special) do
+			if s.wd == wd and ((s.kind == 'L' and d + 7 > len) or
+			    (s.kind == '#' and floor((d - 1) / 7) + 1 == s.n)) then
+				return true
+			end
+		end
+		return false
+	end
+
+	-- The next-value table of the days c matches in a month of len
+	-- days whose first day is weekday w1.
+	local function month_days(c, len, w1)
+		local key = len * 8 + w1
+		local t = c.shapes[key]
+		if t == nil then
+			local set = {}
+			for d = 1, len do
+				local wd = (w1 + d - 1) % 7
+				local a = dom_has(c.dom, d, len, wd)
+				local b = dow_has(c.dow, d, len, wd)
+				if (c.either and (a or b)) or (not c.either and a and b) then
+					set[d] = true
+				end
+			end
+			t = next_table(set, 1, len)
+			c.shapes[key] = t
+		end
+		return t
+	end
+
+	--[[
+	The first local second >= from that c matches, or nil: with to, only
+	below to (then the second result is false), else within
+	SEARCH_YEARS of from and the year field (then it is true: there is
+	none).
+	]]
+	local function next_local(c, from, to)
+		local day = floor(from / DAY)
+		local sod = from - day * DAY
+		local y, m, d = calendar.date(day)
+		local h, mi, s = floor(sod / 3600), floor(sod / 60) % 60, sod % 60
+		local last = y + SEARCH_YEARS
+		if c.year_last < last then
+			last = c.year_last
+		end
+		while true do
+			local ny = y
+			if c.year then
+				ny = c.year[y > c.year_first and y or c.year_first]
+			end
+			if ny == nil or ny > last then
+				return nil, true
+			elseif ny ~= y then
+				y, m, d, h, mi, s = ny, 1, 1, 0, 0, 0
+			end
+			local nm = c.month[m]
+			if nm == nil then
+				y, m, d, h, mi, s = y + 1, 1, 1, 0, 0, 0
+			elseif nm ~= m then
+				m, d, h, mi, s = nm, 1, 0, 0, 0
+			else
+				local first = calendar.days(y, m, 1)
+				if to and first * DAY >= to then
+					return nil, false
+				end
+				local nd = month_days(c, calendar.length(y, m),
+				    calendar.weekday(first))[d]
+				local nh = c.hour[h]
+				local nmi = c.minute[mi]
+				local ns = c.second[s]
+				if nd == nil then
+					m, d, h, mi, s = m + 1, 1, 0, 0, 0
+				elseif nd ~= d then
+					d, h, mi, s = nd, 0, 0, 0
+				elseif nh == nil then
+					d, h, mi, s = d + 1, 0, 0, 0
+				elseif nh ~= h then
+					h, mi, s = nh, 0, 0
+				elseif nmi == nil then
+					h, mi, s = h + 1, 0, 0
+				elseif nmi ~= mi then
+					mi, s = nmi, 0
+				elseif ns == nil then
+					mi, s = mi + 1, 0
+				else
+					local l = (first + d - 1) * DAY + h * 3600 +
+					    mi * 60 + ns
+					if to and l >= to then
+						return nil, false
+					end
+					return l, false
+				end
+			end
+		end
+	end
+
+	-- Refuse c, parsed from p, if it can never match (see the header).
+	local function check_matches(p, c)
+		local start = calendar.days(c.year_first, 1, 1) * DAY
+		if next_local(c, start) then
+			return
+		end
+		local why = 'it matches no date in the years of its year field'
+		local days = { star = true }
+		local loose = { dom = c.dom, dow = days, either = false,
+		    shapes = {}, second = c.second, minute = c.minute,
+		    hour = c.hour, month = c.month, year_first = 2000,
+		    year_last = YEAR_MAX }
+		if not next_local(loose, 946684800) then
+			why = 'it never matches: no month of its month field ' ..
+			    'has a day its day-of-month field names'
+		elseif c.year_last == YEAR_MAX then
+			why = 'it never matches: its day-of-month and ' ..
+			    'day-of-week fields never fall on the same day'
+		end
+		fail('bad cron expression "%s": %s', show(p.expr), why)
+	end
+
+	-- The fields of expr, checked: 5, 6 or 7 tokens, or a macro; as 6
+	-- or 7 (a second field 0 first when there are 5), and how many there
+	-- were.
+	local function tokens(expr)
+		if type(expr) ~= 'string' or expr == '' then
+			fail('bad cron expression "": empty')
+		end
+		if #expr > EXPR_MAX then
+			fail('bad cron expression: longer than %d bytes (%d)',
+			    EXPR_MAX, #expr)
+		end
+		local t = {}
+		local macro = match(expr, '^%s*(@%S*)%s*$')
+		if macro then
+			local fields = MACROS[macro:lower()]
+			if fields == nil then
+				fail('bad cron expression "%s": unknown macro ' ..
+				    '(use @yearly, @annually, @monthly, ' ..
+				    '@weekly, @daily, @midnight or @hourly)',
+				    show(expr))
+			end
+			expr = fields
+		end
+		for tok in expr:gmatch('%S+') do
+			t[#t + 1] = tok
+		end
+		if #t == 0 then
+			fail('bad cron expression "%s": empty', show(expr))
+		elseif #t < 5 or #t > 7 then
+			fail('bad cron expression "%s": %d field%s (use 5: ' ..
+			    'minute hour day-of-month month day-of-week; 6 ' ..
+			    'with seconds first; or 7 with a year last)',
+			    show(expr), #t, #t == 1 and '' or 's')
+		end
+		if #t == 5 then
+			return { '0', t[1], t[2], t[3], t[4], t[5] }, 5
+		end
+		return t, #t
+	end
+
+	--[[
+	Parse cron expression expr (quartz: numeric days of the week are
+	Quartz's, 1 for Sunday). Returns its table, or refuses the call.
+	]]
+	function cron.parse(expr, quartz)
+		local t, n = tokens(expr)
+		local p = { expr = expr }
+		local c = { shapes = {},
+		    second = field(p, SECOND, t[1]),
+		    minute = field(p, MINUTE, t[2]),
+		    hour = field(p, HOUR, t[3]),
+		    dom = day_field(p, DOM, t[4], dom_special),
+		    month = field(p, MONTH, t[5]),
+		    dow = day_field(p, quartz and QUARTZ_DOW or DOW, t[6],
+		        dow_special),
+		    elapsed = t[3] == '*' or t[3]:find('/', 1, true) ~= nil }
+		c.either = n == 5 and not c.dom.star and not c.dow.star
+		if t[7] then
+			c.year = field(p, YEAR, t[7])
+			c.year_first = c.year[YEAR.min]
+			c.year_last = YEAR.max
+		else
+			c.year_first, c.year_last = 2000, YEAR_MAX
+		end
+		check_matches(p, c)
+		return c
+	end
+
+	-- The first instant >= u at which c fires in zone z, when c follows
+	-- elapsed time: the first stretch of one offset that has a local
+	-- time c matches; and that offset.
+	local function next_elapsed(c, z, u)
+		local a, b, o = tz.segment(z, u)
+		while true do
+			local l, over = next_local(c, (u > a and u or a) + o, b + o)
+			if l then
+				return l - o, o
+			end
+			if over or b == INF then
+				return nil
+			end
+			a, b, o = tz.segment(z, b)
+		end
+	end
+
+	-- The same when c does not follow elapsed time: the first instant
+	-- whose local time is at least l, the first local time c matches
+	-- after every one already shown up to u - 1 (the latest, seen: the
+	-- local time of u - 1, or the one before a change back).
+	local function next_fixed(c, z, u)
+		local a, b, o, p = tz.segment(z, u - 1)
+		local seen = u - 1 + o
+		if a - 1 + p > seen then
+			seen = a - 1 + p
+		end
+		local l = next_local(c, seen + 1)
+		if l == nil then
+			return nil
+		end
+		return tz.first(z, l, u - 1)
+	end
+
+	--[[
+	The first occurrence of c in zone z strictly after instant after
+	(ms): its ms and the zone's offset then (seconds), or nil when there
+	is none (the year field is over, or it would be after TIME_MAX).
+	]]
+	function cron.next(c, z, after)
+		local u = floor(after / 1000) + 1
+		local t, o
+		if c.elapsed then
+			t, o = next_elapsed(c, z, u)
+		else
+			t, o = next_fixed(c, z, u)
+		end
+		if t == nil or t * 1000 > TIME_MAX then
+			return nil
+		end
+		return t * 1000, o
+	end
+	return cron
+end)()
+
+--[[
+A recurrence: { kind = 'cron', cron = the parsed expression, zone = the
+zone, from, upto } or { kind = 'every', every = ms, from = its anchor,
+upto }; from and upto (ARGV's until) are the window's ends, ms, either
+absent. Occurrences of a cron are its matches at or after from; those of
+a fixed rate are from, from + every, ...; none is after upto.
+]]
+local recurrence = (function()
+	local recurrence = {}
+
+	local OCCURRENCES_MAX = 1000
+
+	-- The options of read(), and those a caller may add.
+	local OWN = { tz = true, dialect = true, from = true, ['until'] = true }
+
+	local function time_arg(name, v)
+		local n = whole(v, TIME_MAX)
+		if n == nil then
+			fail('bad %s "%s": must be 0 to %d milliseconds since ' ..
+			    'the epoch', name, show(v), TIME_MAX)
+		end
+		return n
+	end
+
+	-- The zone called name, or refuse it.
+	local function zone(name)
+		local z = tz.find(name)
+		if z then
+			return z
+		end
+		if TZDATA.version == nil then
+			fail('bad time zone "%s": this library has no zone ' ..
+			    'table but UTC (load the built library, ' ..
+			    'lua/built/lapse.lua, not lua/lapse.lua)', show(name))
+		end
+		local like = tz.like(name)
+		fail('bad time zone "%s": not in tzdata %s%s', show(name),
+		    TZDATA.version,
+		    like and format(' (did you mean "%s"?)', like) or '')
+	end
+
+	-- The options in args from index i, as name -> value: each a name
+	-- in OWN or extra, at most once, with its value.
+	local function options(args, i, extra, names)
+		local opts = {}
+		while args[i] ~= nil do
+			local name, v = args[i], args[i + 1]
+			if not OWN[name] and not extra[name] then
+				fail('unknown option "%s" (use %s)', show(name),
+				    names)
+			end
+			if opts[name] then
+				fail('option "%s" given twice', name)
+			end
+			if v == nil then
+				fail('missing value after "%s"', name)
+			end
+			opts[name] = v
+			i = i + 2
+		end
+		return opts
+	end
+
+	--[[
+	The recurrence in args from index i: cron EXPR or every MS, then
+	options as name-value pairs: tz ZONE and dialect quartz (cron only),
+	from MS and until MS, and the caller's own (extra: name -> true;
+	names: how the message for an unknown option lists them all). Returns
+	the recurrence, with from absent for a fixed rate whose caller
+	anchors it, and the values of the caller's options (strings);
+	refuses anything else.
+	]]
+	function recurrence.read(args, i, extra, names)
+		local kind, what = args[i], args[i + 1]
+		if kind ~= 'cron' and kind ~= 'every' then
+			fail('bad recurrence "%s" (use cron EXPR or every MS)',
+			    show(kind or ''))
+		end
+		local opts = options(args, i + 2, extra, names)
+		local r = { kind = kind }
+		if kind == 'cron' then
+			local d = opts.dialect
+			if d ~= nil and d ~= 'quartz' then
+				fail('bad dialect "%s" (use quartz)', show(d))
+			end
+			r.cron = cron.parse(what, d == 'quartz')
+			r.zone = zone(opts.tz or 'UTC')
+		else
+			r.every = whole(what, DURATION_MAX)
+			if r.every == nil or r.every == 0 then
+				fail('bad every "%s": must be 1 to %d milliseconds',
+				    show(what or ''), DURATION_MAX)
+			end
+			if opts.tz or opts.dialect then
+				fail('%s applies to cron only',
+				    opts.tz and 'tz' or 'dialect')
+			end
+		end
+		r.from = opts.from and time_arg('from', opts.from)
+		r.upto = opts['until'] and time_arg('until', opts['until'])
+		if r.from and r.upto and r.upto < r.from then
+			fail('bad window: until %d is before from %d', r.upto,
+			    r.from)
+		end
+		return r, opts
+	end
+
+	-- The first occurrence of r strictly after after (ms): its ms and
+	-- the UTC offset then (seconds; 0 for a fixed rate), or nil.
+	function recurrence.next(r, after)
+		local from = r.from
+		local t, o = nil, 0
+		if r.kind == 'every' then
+			t = from
+			if after >= from then
+				t = from + (floor((after - from) / r.every) + 1) *
+				    r.every
+			end
+		else
+			if from and after < from - 1 then
+				after = from - 1
+			end
+			t, o = cron.next(r.cron, r.zone, after)
+		end
+		if t == nil or t > TIME_MAX or (r.upto and t > r.upto) then
+			return nil
+		end
+		return t, o
+	end
+
+	-- A count of occurrences, 1 to OCCURRENCES_MAX.
+	function recurrence.count(v)
+		local n = whole(v, OCCURRENCES_MAX)
+		if n == nil or n == 0 then
+			fail('bad count "%s": must be 1 to %d', show(v),
+			    OCCURRENCES_MAX)
+		end
+		return n
+	end
+
+	recurrence.time_arg = time_arg
+	return recurrence
+end)()
+
+--[[
+lapse_next: the next occurrences of a recurrence, computed and validated
+exactly as scheduling it will be, without touching any key (`lapse next`,
+and any application that shows a schedule before it creates it).
+
+KEYS: none
+ARGV: (cron EXPR [tz ZONE] [dialect quartz] | every MS) [from MS]
+      [until MS] [after MS] [count N]
+  cron EXPR     5, 6 or 7 fields, or a macro (SPEC, "Recurring events")
+  tz ZONE       an IANA zone or link of the library's tzdata (default UTC)
+  dialect quartz  numeric days of the week as Quartz's (1 is Sunday)
+  every MS      a fixed rate of MS milliseconds (1 .. 100 years), anchored
+                at from (default: now)
+  from MS, until MS  the window: no occurrence before from or after until
+  after MS      occurrences strictly after MS (default: now - 1, so that
+                one due at this very millisecond counts)
+  count N       at most N occurrences (1 .. 1000, default 1)
+Options come in any order, each at most once. Now is this server's TIME.
+Reply: { ms1, offset1, ms2, offset2, ... }: each occurrence and the zone's
+UTC offset at it, in seconds (0 for every); fewer than N when the
+recurrence ends (until, the last year of its year field, or 9999).
+]]
+local function next_occurrences(keys, args)
+	if #keys ~= 0 then
+		fail('expected 0 keys, got %d', #keys)
+	end
+	local r, opts = recurrence.read(args, 1, { after = true, count = true },
+	    'tz, dialect, from, until, after or count')
+	local count = opts.count and recurrence.count(opts.count) or 1
+	local after = opts.after and recurrence.time_arg('after', opts.after)
+	local anchor = r.kind == 'every' and r.from == nil
+	local now = (after == nil or anchor) and now_ms()
+	after = after or now - 1
+	if anchor then
+		r.from = now
+		if r.upto and r.upto < now then
+			fail('bad window: until %d is before from %d (now)',
+			    r.upto, now)
+		end
+	end
+	local out = {}
+	for _ = 1, count do
+		local t, o = recurrence.next(r, after)
+		if t == nil then
+			break
+		end
+		out[#out + 1] = t
+		out[#out + 1] = o
+		after = t
+	end
+	return out
+end
+
+--[[
 lapse_version: the version of this library; clients load theirs with
 FUNCTION LOAD REPLACE when the server's is absent or older.
 
@@ -3136,5 +3902,7 @@ redis.register_function{ function_name = 'lapse_list', callback = api(list),
     flags = { 'no-writes' } }
 redis.register_function{ function_name = 'lapse_stats', callback = api(stats),
     flags = { 'no-writes' } }
+redis.register_function{ function_name = 'lapse_next',
+    callback = api(next_occurrences), flags = { 'no-writes' } }
 redis.register_function{ function_name = 'lapse_version',
     callback = version, flags = { 'no-writes' } }
