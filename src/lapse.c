@@ -58,6 +58,10 @@
 #define LIST_LIMIT_MAX 100000
 /* Keys SCAN looks at per call of lapse stats without NS. */
 #define STATS_SCAN_COUNT "1000"
+#define NEXT_COUNT_DEFAULT 5
+#define NEXT_COUNT_MAX 1000 /* as the library's lapse_next */
+/* A zone's UTC offset, in seconds, as lapse_next may answer it. */
+#define NEXT_OFFSET_MAX 86399
 
 /*
  * lapse requeue --all: dead entries per lapse_requeue call, at first (the
@@ -92,7 +96,7 @@ struct command {
 	const char *name;
 	int (*run)(struct cli *, struct invocation *);
 	const struct cmd_option *options; /* ends with a NULL name */
-	int nargs; /* 1: NS; 2: NS ID */
+	int nargs; /* 0: none; 1: NS; 2: NS ID */
 	int id_optional; /* NS [ID]: the command passes ID itself */
 	int ns_optional; /* [NS]: the command does without one itself */
 	const char *function; /* the library function it calls, or NULL */
@@ -105,7 +109,7 @@ struct command {
 /* One command as the command line gave it, checked. */
 struct invocation {
 	const struct command *cmd;
-	const char *ns; /* NULL when an optional NS is not given */
+	const char *ns; /* NULL without NS (none taken, or optional) */
 	const char *id; /* NULL for a command that takes NS only */
 	const char **opt; /* option i's value, "" for a flag; NULL: absent */
 	struct rcmd call; /* FCALL FUNCTION NUMKEYS KEY... NS [ID] so far */
@@ -120,6 +124,7 @@ static int cmd_tail(struct cli *, struct invocation *);
 static int cmd_dead(struct cli *, struct invocation *);
 static int cmd_requeue(struct cli *, struct invocation *);
 static int cmd_purge(struct cli *, struct invocation *);
+static int cmd_next(struct cli *, struct invocation *);
 
 static const struct cmd_option no_options[] = { { NULL, 0 } };
 
@@ -162,6 +167,28 @@ static const struct cmd_option stats_options[] = {
 enum { REQUEUE_ALL };
 static const struct cmd_option requeue_options[] = {
 	[REQUEUE_ALL] = { "all", no_argument },
+	{ NULL, 0 },
+};
+
+enum {
+	NEXT_CRON,
+	NEXT_TZ,
+	NEXT_DIALECT,
+	NEXT_EVERY,
+	NEXT_FROM,
+	NEXT_UNTIL,
+	NEXT_AFTER,
+	NEXT_COUNT
+};
+static const struct cmd_option next_options[] = {
+	[NEXT_CRON] = { "cron", required_argument },
+	[NEXT_TZ] = { "tz", required_argument },
+	[NEXT_DIALECT] = { "dialect", required_argument },
+	[NEXT_EVERY] = { "every", required_argument },
+	[NEXT_FROM] = { "from", required_argument },
+	[NEXT_UNTIL] = { "until", required_argument },
+	[NEXT_AFTER] = { "after", required_argument },
+	[NEXT_COUNT] = { "count", required_argument },
 	{ NULL, 0 },
 };
 
@@ -323,6 +350,43 @@ static const struct command commands[] = {
 	            "  --all   every dead event; those whose ids are pending "
 	            "or in flight\n"
 	            "          stay in the dead stream (printed as skipped)" },
+	{ .name = "next",
+	    .run = cmd_next,
+	    .options = next_options,
+	    .nargs = 0,
+	    .function = "lapse_next",
+	    .read_only = 1,
+	    .usage = "next (--cron EXPR [--tz ZONE] [--dialect quartz] | "
+	             "--every DURATION) [--from TIME] [--until TIME] "
+	             "[--after TIME] [--count N]",
+	    .help = "Print the next occurrences of a recurrence, one a line, "
+	            "in RFC 3339 with\n"
+	            "the zone's UTC offset, computed by the Redis server as "
+	            "scheduling it\n"
+	            "would compute them (on its clock, with its library's "
+	            "tzdata).\n"
+	            "  --cron EXPR       5 fields (minute hour day-of-month "
+	            "month day-of-week),\n"
+	            "                    6 (seconds first) or 7 (a year "
+	            "last), or @yearly,\n"
+	            "                    @monthly, @weekly, @daily, "
+	            "@hourly...\n"
+	            "  --tz ZONE         its IANA time zone (default UTC: "
+	            "printed with Z)\n"
+	            "  --dialect quartz  numeric days of the week as Quartz's "
+	            "(1 is Sunday)\n"
+	            "  --every DURATION  a fixed rate (250ms, 30s, 5m, 1h30m), "
+	            "anchored at --from,\n"
+	            "                    else now\n"
+	            "  --from TIME       no occurrence before TIME\n"
+	            "  --until TIME      no occurrence after TIME\n"
+	            "  --after TIME      the occurrences after TIME "
+	            "(default: from now on)\n"
+	            "  --count N         at most N (default 5, at most 1000)\n"
+	            "TIME is RFC 3339 (2026-11-23T10:00:00Z, ...+08:00) or "
+	            "@EPOCH_MS. Exit 1\n"
+	            "if there is no occurrence (a year field or --until "
+	            "passed)." },
 	{ .name = "purge",
 	    .run = cmd_purge,
 	    .options = no_options,
@@ -669,6 +733,12 @@ take_names(struct invocation *inv, int argc, char **argv)
 	int n = argc - optind;
 	char *cause;
 
+	if (cmd->nargs == 0) {
+		if (n != 0)
+			return (fail_usage(
+			    cmd, "%s takes no arguments", cmd->name));
+		return (0);
+	}
 	if (cmd->id_optional && n != 1 && n != 2)
 		return (
 		    fail_usage(cmd, "%s takes 1 or 2 arguments", cmd->name));
@@ -693,7 +763,8 @@ take_names(struct invocation *inv, int argc, char **argv)
 
 /*
  * Begin call: FCALL[_RO] FUNCTION NUMKEYS KEY... NS [ID], the ID when the
- * command requires one (a command whose ID is optional passes it itself).
+ * command requires one (a command whose ID is optional passes it itself);
+ * no NS for a command that takes none.
  */
 static void
 begin_fcall(const struct invocation *inv, struct rcmd *call)
@@ -716,6 +787,8 @@ begin_fcall(const struct invocation *inv, struct rcmd *call)
 		rcmd_add_copy(call, key, strlen(key));
 		free(key);
 	}
+	if (cmd->nargs == 0)
+		return;
 	rcmd_add_str(call, inv->ns);
 	if (inv->id != NULL && !cmd->id_optional)
 		rcmd_add_str(call, inv->id);
@@ -741,7 +814,7 @@ run_command(struct cli *cli, const struct command *cmd, int argc, char **argv)
 	code = take_names(&inv, argc, argv);
 	if (code != 0)
 		goto out;
-	if (cmd->function != NULL && inv.ns != NULL)
+	if (cmd->function != NULL && (inv.ns != NULL || cmd->nargs == 0))
 		begin_fcall(&inv, &inv.call);
 	code = cmd->run(cli, &inv);
 out:
@@ -1512,6 +1585,146 @@ cmd_purge(struct cli *cli, struct invocation *inv)
 	if (r->type != REDIS_REPLY_INTEGER)
 		return (bad_reply(r, inv));
 	printf("purged %lld\n", r->integer);
+	freeReplyObject(r);
+	return (EXIT_DONE);
+}
+
+/*
+ * Add "NAME MS" to the call for option i of lapse next, a TIME, when it
+ * is given. Returns 0 or an exit code after printing why.
+ */
+static int
+next_time(struct invocation *inv, int i, const char *name)
+{
+	char *cause;
+	int64_t ms;
+
+	if (inv->opt[i] == NULL)
+		return (0);
+	if (timestamp_parse(inv->opt[i], &ms, &cause) != 0)
+		return (fail_cause(EXIT_USAGE, cause));
+	rcmd_add_str(&inv->call, name);
+	rcmd_addf(&inv->call, "%" PRId64, ms);
+	return (0);
+}
+
+/*
+ * Add the recurrence to the call: cron EXPR [tz ZONE] [dialect D] or
+ * every MS. The expression, the zone and the dialect are the library's
+ * to check, so that they are refused as scheduling refuses them. Returns
+ * 0 or an exit code after printing why.
+ */
+static int
+next_recurrence(struct invocation *inv)
+{
+	const char *cron = inv->opt[NEXT_CRON], *every = inv->opt[NEXT_EVERY];
+	char *cause;
+	uint64_t ms;
+
+	if (cron != NULL && every != NULL)
+		return (
+		    fail(EXIT_USAGE, "--cron and --every exclude each other"));
+	if (cron == NULL && every == NULL)
+		return (fail(EXIT_USAGE,
+		    "next needs --cron EXPR or --every "
+		    "DURATION"));
+	if (every != NULL) {
+		if (duration_parse(every, &ms, &cause) != 0)
+			return (fail_cause(EXIT_USAGE, cause));
+		rcmd_add_str(&inv->call, "every");
+		rcmd_addf(&inv->call, "%" PRIu64, ms);
+	} else {
+		rcmd_add_str(&inv->call, "cron");
+		rcmd_add_str(&inv->call, cron);
+	}
+	if (inv->opt[NEXT_TZ] != NULL) {
+		rcmd_add_str(&inv->call, "tz");
+		rcmd_add_str(&inv->call, inv->opt[NEXT_TZ]);
+	}
+	if (inv->opt[NEXT_DIALECT] != NULL) {
+		rcmd_add_str(&inv->call, "dialect");
+		rcmd_add_str(&inv->call, inv->opt[NEXT_DIALECT]);
+	}
+	return (0);
+}
+
+/*
+ * Whether r is lapse_next's reply to a call for at most count: pairs of
+ * integers, an instant within RFC 3339's years and an offset under a day.
+ */
+static int
+next_reply_ok(const redisReply *r, unsigned long count)
+{
+	const redisReply *ms, *off;
+	size_t i;
+
+	if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0 ||
+	    r->elements / 2 > count)
+		return (0);
+	for (i = 0; i < r->elements; i += 2) {
+		ms = r->element[i];
+		off = r->element[i + 1];
+		if (ms->type != REDIS_REPLY_INTEGER ||
+		    off->type != REDIS_REPLY_INTEGER || ms->integer < 0 ||
+		    ms->integer > TIMESTAMP_MAX_MS ||
+		    off->integer < -NEXT_OFFSET_MAX ||
+		    off->integer > NEXT_OFFSET_MAX)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * lapse_next RECURRENCE [from MS] [until MS] [after MS] count N: prints
+ * each occurrence in RFC 3339 with the zone's offset (Z without --tz),
+ * with milliseconds when one of them has some; exit 1 when there is none.
+ */
+static int
+cmd_next(struct cli *cli, struct invocation *inv)
+{
+	const char *count = inv->opt[NEXT_COUNT];
+	char when[TIMESTAMP_BUFSIZE];
+	unsigned long n = NEXT_COUNT_DEFAULT;
+	redisReply *r;
+	size_t i;
+	int code, flags = 0;
+
+	if (count != NULL && parse_count(count, NEXT_COUNT_MAX, &n) != 0)
+		return (fail(EXIT_USAGE, "bad count \"%s\": must be 1 to %d",
+		    count, NEXT_COUNT_MAX));
+	code = next_recurrence(inv);
+	if (code == 0)
+		code = next_time(inv, NEXT_FROM, "from");
+	if (code == 0)
+		code = next_time(inv, NEXT_UNTIL, "until");
+	if (code == 0)
+		code = next_time(inv, NEXT_AFTER, "after");
+	if (code != 0)
+		return (code);
+	rcmd_add_str(&inv->call, "count");
+	rcmd_addf(&inv->call, "%lu", n);
+	r = cli_call(cli, &inv->call, &code);
+	if (r == NULL)
+		return (code);
+	if (!next_reply_ok(r, n))
+		return (bad_reply(r, inv));
+	if (r->elements == 0) {
+		freeReplyObject(r);
+		return (fail(EXIT_NOT_FOUND, "no occurrence after %s",
+		    inv->opt[NEXT_AFTER] != NULL ? inv->opt[NEXT_AFTER]
+		                                 : "now"));
+	}
+	if (inv->opt[NEXT_TZ] == NULL)
+		flags |= TIMESTAMP_Z;
+	for (i = 0; i < r->elements; i += 2) {
+		if (r->element[i]->integer % 1000 != 0)
+			flags |= TIMESTAMP_MS;
+	}
+	for (i = 0; i < r->elements; i += 2)
+		printf("%s\n",
+		    timestamp_format_local(r->element[i]->integer,
+		        (int32_t)r->element[i + 1]->integer, flags, when,
+		        sizeof when));
 	freeReplyObject(r);
 	return (EXIT_DONE);
 }

@@ -365,8 +365,17 @@ timestamp_parse(const char *s, int64_t *ms, char **cause)
 char *
 timestamp_format(int64_t ms, char *buf, size_t len)
 {
-	int64_t rem;
-	int y, m, d;
+	return (timestamp_format_local(
+	    ms, 0, TIMESTAMP_MS | TIMESTAMP_Z, buf, len));
+}
+
+char *
+timestamp_format_local(
+    int64_t ms, int32_t offset, int flags, char *buf, size_t len)
+{
+	int64_t local, rem;
+	size_t n;
+	int y, m, d, east;
 
 	if (len == 0)
 		return (buf);
@@ -374,10 +383,29 @@ timestamp_format(int64_t ms, char *buf, size_t len)
 		snprintf(buf, len, "@%" PRId64, ms);
 		return (buf);
 	}
-	civil_from_days(ms / MS_PER_DAY, &y, &m, &d);
-	rem = ms % MS_PER_DAY;
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", y, m, d,
+	local = ms + (int64_t)offset * 1000;
+	if (offset % 60 != 0 || offset <= -86400 || offset >= 86400 ||
+	    local < 0 || local > TIMESTAMP_MAX_MS) {
+		offset = 0;
+		local = ms;
+		flags |= TIMESTAMP_Z;
+	}
+	civil_from_days(local / MS_PER_DAY, &y, &m, &d);
+	rem = local % MS_PER_DAY;
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d", y, m, d,
 	    (int)(rem / MS_PER_HOUR), (int)(rem / MS_PER_MINUTE % 60),
-	    (int)(rem / 1000 % 60), (int)(rem % 1000));
+	    (int)(rem / 1000 % 60));
+	n = strlen(buf);
+	if (flags & TIMESTAMP_MS)
+		snprintf(buf + n, len - n, ".%03d", (int)(rem % 1000));
+	n = strlen(buf);
+	east = offset >= 0;
+	if (offset < 0)
+		offset = -offset;
+	if (offset == 0 && (flags & TIMESTAMP_Z))
+		snprintf(buf + n, len - n, "Z");
+	else
+		snprintf(buf + n, len - n, "%c%02d:%02d", east ? '+' : '-',
+		    (int)(offset / 3600), (int)(offset / 60 % 60));
 	return (buf);
 }

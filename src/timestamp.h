@@ -32,4 +32,20 @@ int timestamp_parse(const char *s, int64_t *ms, char **cause);
  */
 char *timestamp_format(int64_t ms, char *buf, size_t len);
 
+/* What timestamp_format_local() writes besides the date and time. */
+#define TIMESTAMP_MS 0x1 /* the milliseconds, ".250" */
+#define TIMESTAMP_Z 0x2 /* "Z" for offset 0, not "+00:00" */
+
+/*
+ * Write ms as RFC 3339 in the local time of a zone offset seconds east of
+ * UTC: "2026-03-29T03:00:00+02:00" (with flags, ".000" before the offset,
+ * "Z" for offset 0). What RFC 3339 cannot write in local time, an offset
+ * that is not whole minutes (Africa/Monrovia's, until 1972) or more than
+ * a day, or a local time before 1970 or after 9999, is written in UTC,
+ * with Z. Returns buf, which must hold TIMESTAMP_BUFSIZE bytes; ms out of
+ * [0, TIMESTAMP_MAX_MS] is written as "@ms".
+ */
+char *timestamp_format_local(
+    int64_t ms, int32_t offset, int flags, char *buf, size_t len);
+
 #endif

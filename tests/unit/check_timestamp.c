@@ -284,6 +284,43 @@ static const struct fmt {
 	{ INT64_MIN, "@-9223372036854775808" },
 };
 
+/* timestamp_format_local(): an instant, an offset, flags, the text. */
+#define MS TIMESTAMP_MS
+#define Z TIMESTAMP_Z
+static const struct local_fmt {
+	int64_t ms;
+	int32_t offset;
+	int flags;
+	const char *out;
+} local_fmts[] = {
+	/* Berlin's spring-forward: the last second of CET, the first of
+	 * CEST, as lapse next prints them. */
+	{ INT64_C(1774745999000), 3600, 0, "2026-03-29T01:59:59+01:00" },
+	{ INT64_C(1774746000000), 7200, 0, "2026-03-29T03:00:00+02:00" },
+	{ INT64_C(1774746000250), 7200, MS, "2026-03-29T03:00:00.250+02:00" },
+	/* West of UTC, across midnight. */
+	{ INT64_C(1772946000000), -18000, 0, "2026-03-08T00:00:00-05:00" },
+	{ INT64_C(1772945999999), -18000, MS, "2026-03-07T23:59:59.999-05:00" },
+	/* Half and quarter hours. */
+	{ INT64_C(1775316600000), 37800, 0, "2026-04-05T02:00:00+10:30" },
+	{ INT64_C(1767225600000), 20700, 0, "2026-01-01T05:45:00+05:45" },
+	{ INT64_C(1767225600000), -34200, 0, "2025-12-31T14:30:00-09:30" },
+	/* Offset 0: +00:00, or Z when asked. */
+	{ INT64_C(1767225600000), 0, 0, "2026-01-01T00:00:00+00:00" },
+	{ INT64_C(1767225600000), 0, Z, "2026-01-01T00:00:00Z" },
+	{ INT64_C(1767225600000), 0, MS | Z, "2026-01-01T00:00:00.000Z" },
+	{ INT64_C(1767225600000), 3600, Z, "2026-01-01T01:00:00+01:00" },
+	/* What RFC 3339 cannot write locally is written in UTC. */
+	{ INT64_C(62000000000), -2670, 0, "1971-12-19T14:13:20Z" },
+	{ 0, -3600, 0, "1970-01-01T00:00:00Z" },
+	{ TIMESTAMP_MAX_MS - 999, 3600, 0, "9999-12-31T23:59:59Z" },
+	{ 0, 86400, 0, "1970-01-01T00:00:00Z" },
+	{ 0, -86400, 0, "1970-01-01T00:00:00Z" },
+	{ 0, 50400, 0, "1970-01-01T14:00:00+14:00" },
+	{ -1, 3600, 0, "@-1" },
+	{ TIMESTAMP_MAX_MS + 1, 0, Z, "@253402300800000" },
+};
+
 START_TEST(test_parse_good)
 {
 	const struct good *g = &good[_i];
@@ -319,6 +356,26 @@ START_TEST(test_format)
 	memset(buf, 'X', sizeof buf);
 	ck_assert_ptr_eq(timestamp_format(f->ms, buf, sizeof buf), buf);
 	ck_assert_str_eq(buf, f->out);
+}
+END_TEST
+
+START_TEST(test_format_local)
+{
+	const struct local_fmt *f = &local_fmts[_i];
+	char buf[TIMESTAMP_BUFSIZE], *cause = NULL;
+	int64_t back;
+
+	memset(buf, 'X', sizeof buf);
+	ck_assert_ptr_eq(
+	    timestamp_format_local(f->ms, f->offset, f->flags, buf, sizeof buf),
+	    buf);
+	ck_assert_str_eq(buf, f->out);
+	/* What it writes reads back as the same instant (to the second). */
+	if (buf[0] != '@') {
+		ck_assert_int_eq(timestamp_parse(buf, &back, &cause), 0);
+		ck_assert_int_eq(
+		    back, f->flags & MS ? f->ms : f->ms / 1000 * 1000);
+	}
 }
 END_TEST
 
@@ -445,6 +502,7 @@ timestamp_suite(void)
 
 	tc = tcase_create("format");
 	tcase_add_loop_test(tc, test_format, 0, NITEMS(fmts));
+	tcase_add_loop_test(tc, test_format_local, 0, NITEMS(local_fmts));
 	suite_add_tcase(s, tc);
 
 	/* Thousands of values: allow for slow sanitizer builds. */
