@@ -2790,9 +2790,10 @@ local calendar = (function()
 		n = n + 719468
 		local era = floor(n / 146097)
 		local doe = n - era * 146097
-		local yoe = floor((doe - floor(doe / 1460) + floor(doe / 36524) -
-		    floor(doe / 146096)) / 365)
-		local doy = doe - (365 * yoe + floor(yoe / 4) - floor(yoe / 100))
+		local yoe = floor((doe - floor(doe / 1460) +
+		    floor(doe / 36524) - floor(doe / 146096)) / 365)
+		local doy = doe -
+		    (365 * yoe + floor(yoe / 4) - floor(yoe / 100))
 		local mp = floor((5 * doy + 2) / 153)
 		local d = doy - floor((153 * mp + 2) / 5) + 1
 		local m = mp < 10 and mp + 3 or mp - 9
@@ -2857,14 +2858,16 @@ local tz = (function()
 		local j
 		j, t = match(s, '^J(%d+)/(%-?%d+)$')
 		if j then
-			return { kind = 'J', d = tonumber(j), time = tonumber(t) }
+			return { kind = 'J', d = tonumber(j),
+			    time = tonumber(t) }
 		end
 		d, t = match(s, '^(%d+)/(%-?%d+)$')
 		return { kind = 'D', d = tonumber(d), time = tonumber(t) }
 	end
 
 	local function decode(text)
-		local offsets, changes, rule = match(text, '^([^;]*);([^;]*);(.*)$')
+		local offsets, changes, rule =
+		    match(text, '^([^;]*);([^;]*);(.*)$')
 		local list = {}
 		for o in offsets:gmatch('[^,]+') do
 			list[#list + 1] = tonumber(o)
@@ -2923,7 +2926,8 @@ local tz = (function()
 		if r.kind == 'M' then
 			local first = calendar.days(y, r.m, 1)
 			local len = calendar.length(y, r.m)
-			local d = (r.d - calendar.weekday(first)) % 7 + 7 * (r.w - 1)
+			local d = (r.d - calendar.weekday(first)) % 7 +
+			    7 * (r.w - 1)
 			while d >= len do
 				d = d - 7
 			end
@@ -2986,9 +2990,10 @@ local tz = (function()
 			end
 			local list = {}
 			for _, c in ipairs({ from, s, e }) do
-				if c >= from and c < to and (#list == 0 or
-				    c > list[#list]) and
-				    rule_offset(r, c) ~= rule_offset(r, c - 1) then
+				local new = #list == 0 or c > list[#list]
+				if new and c >= from and c < to and
+				    rule_offset(r, c) ~=
+				    rule_offset(r, c - 1) then
 					list[#list + 1] = c
 				end
 			end
@@ -3110,6 +3115,7 @@ local tz = (function()
 		end
 	end
 
+	-- For tests/tzcheck.c, which decodes zone texts of its own.
 	tz.decode = decode
 	return tz
 end)()
@@ -3195,8 +3201,8 @@ local cron = (function()
 		if match(tok, '^%d+$') then
 			n = #tok <= 4 and tonumber(tok) or INF
 			if n < f.min or n > f.max then
-				refuse(p, '"%s" is out of range %d-%d', show(tok),
-				    f.min, f.max)
+				refuse(p, '"%s" is out of range %d-%d',
+				    show(tok), f.min, f.max)
 			end
 			return n
 		end
@@ -3222,7 +3228,8 @@ local cron = (function()
 		end
 		local n = #s <= 4 and tonumber(s) or INF
 		if n < 1 or n > most then
-			refuse(p, 'step "%s" is out of range 1-%d', show(s), most)
+			refuse(p, 'step "%s" is out of range 1-%d', show(s),
+			    most)
 		end
 		return n
 	end
@@ -3270,8 +3277,8 @@ local cron = (function()
 				    show(n), show(e))
 			end
 			if #n > 4 or tonumber(n) > 30 then
-				refuse(p, 'offset "%s" in "%s" is out of range 0-30',
-				    show(n), show(e))
+				refuse(p, 'offset "%s" in "%s" is out of ' ..
+				    'range 0-30', show(n), show(e))
 			end
 			days.special[#days.special + 1] =
 			    { kind = 'L', n = tonumber(n) }
@@ -3282,8 +3289,8 @@ local cron = (function()
 			return false
 		end
 		if not match(n, '^%d+$') then
-			refuse(p, '"%s": W takes one day of the month, as in ' ..
-			    '15W (or LW)', show(e))
+			refuse(p, '"%s": W takes one day of the month, ' ..
+			    'as in 15W (or LW)', show(e))
 		end
 		days.special[#days.special + 1] =
 		    { kind = 'W', n = value(p, n, e) }
@@ -3413,9 +3420,11 @@ local cron = (function()
 				want = len - s.n
 			elseif s.kind == 'LW' then
 				local last = (wd + len - d) % 7
-				want = len - (last == 6 and 1 or last == 0 and 2 or 0)
+				want = len -
+				    (last == 6 and 1 or last == 0 and 2 or 0)
 			elseif s.n <= len then
-				-- nW: the weekday nearest to day n, in the month.
+				-- nW: the weekday nearest to day n, within
+				-- the month.
 				local w = (wd + s.n - d) % 7
 				want = s.n
 				if w == 6 then
@@ -3437,8 +3446,9 @@ local cron = (function()
 			return true
 		end
 		for _, s in ipairs(dow.special) do
+			local nth = floor((d - 1) / 7) + 1
 			if s.wd == wd and ((s.kind == 'L' and d + 7 > len) or
-			    (s.kind == '#' and floor((d - 1) / 7) + 1 == s.n)) then
+			    (s.kind == '#' and nth == s.n)) then
 				return true
 			end
 		end
@@ -3456,7 +3466,8 @@ local cron = (function()
 				local wd = (w1 + d - 1) % 7
 				local a = dom_has(c.dom, d, len, wd)
 				local b = dow_has(c.dow, d, len, wd)
-				if (c.either and (a or b)) or (not c.either and a and b) then
+				if (c.either and (a or b)) or
+				    (not c.either and a and b) then
 					set[d] = true
 				end
 			end
@@ -3476,7 +3487,8 @@ local cron = (function()
 		local day = floor(from / DAY)
 		local sod = from - day * DAY
 		local y, m, d = calendar.date(day)
-		local h, mi, s = floor(sod / 3600), floor(sod / 60) % 60, sod % 60
+		local h, mi = floor(sod / 3600), floor(sod / 60) % 60
+		local s = sod % 60
 		local last = y + SEARCH_YEARS
 		if c.year_last < last then
 			last = c.year_last
@@ -3484,7 +3496,8 @@ local cron = (function()
 		while true do
 			local ny = y
 			if c.year then
-				ny = c.year[y > c.year_first and y or c.year_first]
+				local y0 = c.year_first
+				ny = c.year[y > y0 and y or y0]
 			end
 			if ny == nil or ny > last then
 				return nil, true
@@ -3521,8 +3534,8 @@ local cron = (function()
 				elseif ns == nil then
 					mi, s = mi + 1, 0
 				else
-					local l = (first + d - 1) * DAY + h * 3600 +
-					    mi * 60 + ns
+					local l = (first + d - 1) * DAY +
+					    h * 3600 + mi * 60 + ns
 					if to and l >= to then
 						return nil, false
 					end
@@ -3545,8 +3558,8 @@ local cron = (function()
 		    hour = c.hour, month = c.month, year_first = 2000,
 		    year_last = YEAR_MAX }
 		if not next_local(loose, 946684800) then
-			why = 'it never matches: no month of its month field ' ..
-			    'has a day its day-of-month field names'
+			why = 'it never matches: no month of its month ' ..
+			    'field has a day its day-of-month field names'
 		elseif c.year_last == YEAR_MAX then
 			why = 'it never matches: its day-of-month and ' ..
 			    'day-of-week fields never fall on the same day'
@@ -3570,10 +3583,10 @@ local cron = (function()
 		if macro then
 			local fields = MACROS[macro:lower()]
 			if fields == nil then
-				fail('bad cron expression "%s": unknown macro ' ..
-				    '(use @yearly, @annually, @monthly, ' ..
-				    '@weekly, @daily, @midnight or @hourly)',
-				    show(expr))
+				fail('bad cron expression "%s": unknown ' ..
+				    'macro (use @yearly, @annually, ' ..
+				    '@monthly, @weekly, @daily, @midnight ' ..
+				    'or @hourly)', show(expr))
 			end
 			expr = fields
 		end
@@ -3652,7 +3665,8 @@ local cron = (function()
 	local function next_elapsed(c, z, u)
 		local a, b, o = tz.segment(z, u)
 		while true do
-			local l, over = next_local(c, (u > a and u or a) + o, b + o)
+			local from = u > a and u or a
+			local l, over = next_local(c, from + o, b + o)
 			if l then
 				return l - o, o
 			end
@@ -3719,8 +3733,8 @@ local recurrence = (function()
 	local function time_arg(name, v)
 		local n = whole(v, TIME_MAX)
 		if n == nil then
-			fail('bad %s "%s": must be 0 to %d milliseconds since ' ..
-			    'the epoch', name, show(v), TIME_MAX)
+			fail('bad %s "%s": must be 0 to %d milliseconds ' ..
+			    'since the epoch', name, show(v), TIME_MAX)
 		end
 		return n
 	end
@@ -3732,9 +3746,10 @@ local recurrence = (function()
 			return z
 		end
 		if TZDATA.version == nil then
-			fail('bad time zone "%s": this library has no zone ' ..
-			    'table but UTC (load the built library, ' ..
-			    'lua/built/lapse.lua, not lua/lapse.lua)', show(name))
+			fail('bad time zone "%s": this library has no ' ..
+			    'zone table but UTC (load the built library, ' ..
+			    'lua/built/lapse.lua, not lua/lapse.lua)',
+			    show(name))
 		end
 		local like = tz.like(name)
 		fail('bad time zone "%s": not in tzdata %s%s', show(name),
@@ -3791,8 +3806,9 @@ local recurrence = (function()
 		else
 			r.every = whole(what, DURATION_MAX)
 			if r.every == nil or r.every == 0 then
-				fail('bad every "%s": must be 1 to %d milliseconds',
-				    show(what or ''), DURATION_MAX)
+				fail('bad every "%s": must be 1 to %d ' ..
+				    'milliseconds', show(what or ''),
+				    DURATION_MAX)
 			end
 			if opts.tz or opts.dialect then
 				fail('%s applies to cron only',
@@ -3816,8 +3832,8 @@ local recurrence = (function()
 		if r.kind == 'every' then
 			t = from
 			if after >= from then
-				t = from + (floor((after - from) / r.every) + 1) *
-				    r.every
+				local k = floor((after - from) / r.every) + 1
+				t = from + k * r.every
 			end
 		else
 			if from and after < from - 1 then

@@ -241,4 +241,13 @@ t_is "lapse_next takes no keys" \
     "$(rcli FCALL_RO lapse_next 1 k cron '* * * * *' 2>&1 | head -1)" \
     "ERR expected 0 keys, got 1"
 t_is "the refused calls changed nothing" "$(digest)" "$d0"
+
+# lua/lapse.lua as written, without the build's zone table: UTC only, and
+# a message that says which library to load.
+rcli -x FUNCTION LOAD REPLACE \
+    <"$(dirname "$TESTS_LIB")/../../lua/lapse.lua" >/dev/null
+t_is "the hand-written library alone knows UTC" \
+    "$(next cron '0 0 * * *' tz Etc/UTC after 0)" "$DAY 0"
+bad 'bad time zone "Europe/Berlin": this library has no zone table but UTC (load the built library, lua/built/lapse.lua, not lua/lapse.lua)' \
+    cron '0 0 * * *' tz Europe/Berlin
 t_done
