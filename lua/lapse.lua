@@ -122,11 +122,11 @@ other exception is an adopted event's application key, read and deleted
 by the functions that fire it and deleted by lapse_cancel (its name is in
 the event's record).
 
-Recurrences (cron expressions in IANA time zones, and fixed rates) are
-computed here too, by pure functions on numbers (see "Recurrences"
-below): lapse_next answers the next occurrences of one, and the zone
-rules they need are part of the library's text, generated from tzdata at
-build time.
+The occurrences of cron expressions in IANA time zones are computed here
+too, by pure functions on numbers (see "Cron expressions and time zones"
+below): lapse_next answers the next occurrences of one (or of a fixed
+rate), and the zone rules they need are part of the library's text,
+generated from tzdata at build time.
 
 Redis does not roll back a function that fails half-way, so each function
 checks everything that can fail before its first write: its arguments, the
@@ -2743,13 +2743,13 @@ local function stats(keys, args)
 end
 
 --[[
-Recurrences: cron expressions and fixed rates, and the time zones their
-occurrences are computed in (SPEC, "Recurring events"). They are computed
-here, in the library, rather than by the reactors: an application that
-calls FCALL from any language gets the same validation and the same
-occurrences as `lapse`, and a claim can schedule the next occurrence in
-the same atomic call that fires one. All of it is pure computation on
-numbers; nothing below touches a key or reads a clock.
+Cron expressions and time zones: the occurrences of a cron expression in
+an IANA time zone (SPEC, "Recurring events"). They are computed here, in
+the library, rather than by the reactors: an application that calls FCALL
+from any language gets the same validation and the same occurrences as
+`lapse`, and a claim can schedule the next occurrence in the same atomic
+call that fires one. All of it is pure computation on numbers; nothing
+below touches a key or reads a clock (but lapse_next, which reads TIME).
 
 Instants are whole seconds since the epoch (UTC) inside the engine and
 milliseconds at its edges; offsets are seconds east of UTC; a "local
@@ -3716,11 +3716,12 @@ local cron = (function()
 end)()
 
 --[[
-A recurrence: { kind = 'cron', cron = the parsed expression, zone = the
-zone, from, upto } or { kind = 'every', every = ms, from = its anchor,
-upto }; from and upto (ARGV's until) are the window's ends, ms, either
-absent. Occurrences of a cron are its matches at or after from; those of
-a fixed rate are from, from + every, ...; none is after upto.
+A recurrence as ARGV give it, checked, in the terms of an event's record
+(see "Recurrences" above): { k = 'every', e = the period, s = the anchor,
+f = from, u = until } for a fixed rate, as recur_next() reads it, and
+{ k = 'cron', c = the parsed expression, z = the zone, f, u } for a cron
+expression: its matches at or after f. From and until are ms, either
+absent; an anchor s that from does not give is the caller's to set.
 ]]
 local recurrence = (function()
 	local recurrence = {}
@@ -3729,15 +3730,6 @@ local recurrence = (function()
 
 	-- The options of read(), and those a caller may add.
 	local OWN = { tz = true, dialect = true, from = true, ['until'] = true }
-
-	local function time_arg(name, v)
-		local n = whole(v, TIME_MAX)
-		if n == nil then
-			fail('bad %s "%s": must be 0 to %d milliseconds ' ..
-			    'since the epoch', name, show(v), TIME_MAX)
-		end
-		return n
-	end
 
 	-- The zone called name, or refuse it.
 	local function zone(name)
@@ -3779,14 +3771,24 @@ local recurrence = (function()
 		return opts
 	end
 
+	-- Refuse a window whose until comes before its first occurrence
+	-- could, from (lapse_schedule's message).
+	function recurrence.check_window(from, upto)
+		if from and upto and upto < from then
+			fail('empty window: the first occurrence from %s ' ..
+			    'would come after until %s', decimal(from),
+			    decimal(upto))
+		end
+	end
+
 	--[[
 	The recurrence in args from index i: cron EXPR or every MS, then
 	options as name-value pairs: tz ZONE and dialect quartz (cron only),
 	from MS and until MS, and the caller's own (extra: name -> true;
-	names: how the message for an unknown option lists them all). Returns
-	the recurrence, with from absent for a fixed rate whose caller
-	anchors it, and the values of the caller's options (strings);
-	refuses anything else.
+	names: how the message for an unknown option lists them all).
+	Returns the recurrence (a fixed rate without from has no anchor yet)
+	and the values of the caller's options (strings); refuses anything
+	else, with lapse_schedule's messages where it has the same argument.
 	]]
 	function recurrence.read(args, i, extra, names)
 		local kind, what = args[i], args[i + 1]
@@ -3795,53 +3797,39 @@ local recurrence = (function()
 			    show(kind or ''))
 		end
 		local opts = options(args, i + 2, extra, names)
-		local r = { kind = kind }
+		local r = { k = kind }
 		if kind == 'cron' then
 			local d = opts.dialect
 			if d ~= nil and d ~= 'quartz' then
 				fail('bad dialect "%s" (use quartz)', show(d))
 			end
-			r.cron = cron.parse(what, d == 'quartz')
-			r.zone = zone(opts.tz or 'UTC')
+			r.c = cron.parse(what, d == 'quartz')
+			r.z = zone(opts.tz or 'UTC')
 		else
-			r.every = whole(what, DURATION_MAX)
-			if r.every == nil or r.every == 0 then
-				fail('bad every "%s": must be 1 to %d ' ..
-				    'milliseconds', show(what or ''),
-				    DURATION_MAX)
-			end
+			r.e = schedule_time('every', what)
 			if opts.tz or opts.dialect then
 				fail('%s applies to cron only',
 				    opts.tz and 'tz' or 'dialect')
 			end
 		end
-		r.from = opts.from and time_arg('from', opts.from)
-		r.upto = opts['until'] and time_arg('until', opts['until'])
-		if r.from and r.upto and r.upto < r.from then
-			fail('bad window: until %d is before from %d', r.upto,
-			    r.from)
-		end
+		r.f = opts.from and option_time('from', opts.from)
+		r.u = opts['until'] and option_time('until', opts['until'])
+		r.s = r.f
+		recurrence.check_window(r.f, r.u)
 		return r, opts
 	end
 
 	-- The first occurrence of r strictly after after (ms): its ms and
 	-- the UTC offset then (seconds; 0 for a fixed rate), or nil.
 	function recurrence.next(r, after)
-		local from = r.from
-		local t, o = nil, 0
-		if r.kind == 'every' then
-			t = from
-			if after >= from then
-				local k = floor((after - from) / r.every) + 1
-				t = from + k * r.every
-			end
-		else
-			if from and after < from - 1 then
-				after = from - 1
-			end
-			t, o = cron.next(r.cron, r.zone, after)
+		if r.k == 'every' then
+			return recur_next(r, after), 0
 		end
-		if t == nil or t > TIME_MAX or (r.upto and t > r.upto) then
+		if r.f and after < r.f - 1 then
+			after = r.f - 1
+		end
+		local t, o = cron.next(r.c, r.z, after)
+		if t == nil or (r.u and t > r.u) then
 			return nil
 		end
 		return t, o
@@ -3857,14 +3845,13 @@ local recurrence = (function()
 		return n
 	end
 
-	recurrence.time_arg = time_arg
 	return recurrence
 end)()
 
 --[[
 lapse_next: the next occurrences of a recurrence, computed and validated
-exactly as scheduling it will be, without touching any key (`lapse next`,
-and any application that shows a schedule before it creates it).
+as scheduling it would, without touching any key (`lapse next`, and any
+application that shows a schedule before it creates it).
 
 KEYS: none
 ARGV: (cron EXPR [tz ZONE] [dialect quartz] | every MS) [from MS]
@@ -3873,7 +3860,7 @@ ARGV: (cron EXPR [tz ZONE] [dialect quartz] | every MS) [from MS]
   tz ZONE       an IANA zone or link of the library's tzdata (default UTC)
   dialect quartz  numeric days of the week as Quartz's (1 is Sunday)
   every MS      a fixed rate of MS milliseconds (1 .. 100 years), anchored
-                at from (default: now)
+                at from (default: now, as lapse_schedule anchors it)
   from MS, until MS  the window: no occurrence before from or after until
   after MS      occurrences strictly after MS (default: now - 1, so that
                 one due at this very millisecond counts)
@@ -3890,21 +3877,18 @@ local function next_occurrences(keys, args)
 	local r, opts = recurrence.read(args, 1, { after = true, count = true },
 	    'tz, dialect, from, until, after or count')
 	local count = opts.count and recurrence.count(opts.count) or 1
-	local after = opts.after and recurrence.time_arg('after', opts.after)
-	local anchor = r.kind == 'every' and r.from == nil
+	local after = opts.after and option_time('after', opts.after)
+	local anchor = r.k == 'every' and r.s == nil
 	local now = (after == nil or anchor) and now_ms()
 	after = after or now - 1
 	if anchor then
-		r.from = now
-		if r.upto and r.upto < now then
-			fail('bad window: until %d is before from %d (now)',
-			    r.upto, now)
-		end
+		r.s = now
+		recurrence.check_window(now, r.u)
 	end
 	local out = {}
 	for _ = 1, count do
 		local t, o = recurrence.next(r, after)
-		if t == nil then
+		if t == nil or t > TIME_MAX then
 			break
 		end
 		out[#out + 1] = t

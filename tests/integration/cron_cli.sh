@@ -86,6 +86,6 @@ bad_next "lapse: bad time zone \"Europe/Berln\": not in tzdata $tzdata" '' \
 bad_next 'lapse: bad dialect "spring" (use quartz)' '' --cron '* * * * *' \
     --dialect spring
 bad_next 'lapse: tz applies to cron only' '' --every 1m --tz UTC
-bad_next 'lapse: bad window: until 0 is before from 1000' '' \
+bad_next 'lapse: empty window: the first occurrence from 1000 would come after until 0' '' \
     --cron '* * * * *' --from @1000 --until @0
 t_done

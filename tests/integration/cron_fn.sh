@@ -200,11 +200,11 @@ bad "$E \"0 0 0 29 2 ? 2025-2027\": it matches no date in the years of its year 
 
 bad 'bad recurrence "" (use cron EXPR or every MS)'
 bad 'bad recurrence "hourly" (use cron EXPR or every MS)' hourly 1
-bad 'bad every "0": must be 1 to 3153600000000 milliseconds' every 0
-bad 'bad every "1s": must be 1 to 3153600000000 milliseconds' every 1s
-bad 'bad every "3153600000001": must be 1 to 3153600000000 milliseconds' \
+bad 'bad period "0": must be 1 to 3153600000000 milliseconds' every 0
+bad 'bad period "1s": must be 1 to 3153600000000 milliseconds' every 1s
+bad 'bad period "3153600000001": must be 1 to 3153600000000 milliseconds' \
     every 3153600000001
-bad 'bad every "": must be 1 to 3153600000000 milliseconds' every
+bad 'bad period "": must be 1 to 3153600000000 milliseconds' every
 bad 'missing value after "tz"' cron '* * * * *' tz
 bad 'unknown option "bogus" (use tz, dialect, from, until, after or count)' \
     cron '* * * * *' bogus 1
@@ -231,16 +231,28 @@ bad 'bad after "253402300800000": must be 0 to 253402300799999 milliseconds sinc
     cron '* * * * *' after 253402300800000
 bad 'bad count "0": must be 1 to 1000' cron '* * * * *' count 0
 bad 'bad count "1001": must be 1 to 1000' cron '* * * * *' count 1001
-bad 'bad window: until 1000 is before from 2000' every 1000 from 2000 until 1000
-bad 'bad window: until 1000 is before from 2000' cron '* * * * *' \
-    from 2000 until 1000
+bad 'empty window: the first occurrence from 2000 would come after until 1000' \
+    every 1000 from 2000 until 1000
+bad 'empty window: the first occurrence from 2000 would come after until 1000' \
+    cron '* * * * *' from 2000 until 1000
 got=$(rcli FCALL_RO lapse_next 0 every 1000 until 1000 2>&1 | head -1)
 t_match "a fixed rate anchored now with until in the past is refused" \
-    "$got" '^ERR bad window: until 1000 is before from [0-9]{13} \(now\)$'
+    "$got" '^ERR empty window: the first occurrence from [0-9]{13} would come after until 1000$'
 t_is "lapse_next takes no keys" \
     "$(rcli FCALL_RO lapse_next 1 k cron '* * * * *' 2>&1 | head -1)" \
     "ERR expected 0 keys, got 1"
 t_is "the refused calls changed nothing" "$(digest)" "$d0"
+
+# A fixed rate is refused by lapse_next as lapse_schedule refuses it.
+for args in 'every 0' 'every x' 'every 1000 from x' 'every 1000 until -1' \
+    'every 1000 from 2000 until 1000'; do
+	set -- $args
+	t_is "lapse_next $args: lapse_schedule's message" \
+	    "$(rcli FCALL_RO lapse_next 0 "$@" 2>&1)" \
+	    "$(rcli FCALL lapse_schedule 3 'lapse:{s}:due' 'lapse:{s}:jobs' \
+	        'lapse:{s}:t:x' s x "$1" "$2" p "${@:3}" 2>&1)"
+done
+t_is "and changes nothing either" "$(digest)" "$d0"
 
 # lua/lapse.lua as written, without the build's zone table: UTC only, and
 # a message that says which library to load.
