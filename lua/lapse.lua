@@ -579,37 +579,82 @@ Recurrences. The record of a recurring event holds its rule as r =
 { k = 'every', e = the period (ms), s = the anchor (its start: from when
 given, else the creation time), f = from when given, u = until (nil:
 none) }: occurrences at s, s + e, s + 2e, ... up to u, on this server's
-clock. The claim that fires an occurrence schedules the next one in the
-same call (claim_batch), so that no crash between the two can lose the
-recurrence; occurrences missed while no reactor ran fire once, coalesced,
-and the next is the first after now.
+clock; or r = { k = 'cron', x = the expression, q = true for Quartz's
+days of the week, z = the zone's name, f, u }: the expression's matches
+in that zone from f (when given) up to u, computed by the engine below
+(tz, cron), which parses x again when it needs it (it keeps the last
+expressions parsed). The claim that fires an occurrence schedules the
+next one in the same call (claim_batch), so that no crash between the
+two can lose the recurrence; occurrences missed while no reactor ran
+fire once, coalesced, and the next is the first after now.
 ]]
+local tz, cron, recurrence -- the engine, defined with lapse_next below
+
+-- The most occurrences of a cron rule one claim counts as missed: past
+-- it, missed says at least that many (a claim must stay short).
+local MISSED_MAX = 1000
+
 local function recur_valid(r)
-	if type(r) ~= 'table' or r.k ~= 'every' then
+	if type(r) ~= 'table' or (r.u ~= nil and not ms_or_nil(r.u)) or
+	    (r.f ~= nil and not ms_or_nil(r.f)) then
 		return false
 	end
-	local e = r.e
+	if r.k == 'cron' then
+		return type(r.x) == 'string' and type(r.z) == 'string' and
+		    (r.q == nil or r.q == true)
+	end
+	local e = r.k == 'every' and r.e
 	if type(e) ~= 'number' or e < 1 or e > DURATION_MAX or e % 1 ~= 0 then
 		return false
 	end
-	return ms_or_nil(r.s) ~= nil and (r.u == nil or ms_or_nil(r.u)) and
-	    (r.f == nil or ms_or_nil(r.f)) and true or false
+	return ms_or_nil(r.s) ~= nil
 end
 
 -- Whether two rules are the same recurrence as their callers gave them
 -- (an anchor that is the creation time is not compared).
 local function recur_same(a, b)
-	return a.k == b.k and a.e == b.e and a.f == b.f and a.u == b.u
+	return a.k == b.k and a.e == b.e and a.f == b.f and a.u == b.u and
+	    a.x == b.x and a.q == b.q and a.z == b.z
+end
+
+-- A cron rule's parsed expression and zone, or nil when either no longer
+-- makes sense (a record written behind lapse's back, or a zone a newer
+-- tzdata removed): the recurrence then ends with its current occurrence.
+local function recur_cron(r)
+	local ok, c = pcall(cron.parse, r.x, r.q)
+	local z = ok and tz.find(r.z)
+	if not z then
+		return nil
+	end
+	return c, z
 end
 
 -- The first occurrence of rule r after ms (strictly after), nil when the
--- recurrence has none left.
-local function recur_next(r, ms)
-	local t = r.s
-	if ms >= t then
-		t = t + (floor((ms - t) / r.e) + 1) * r.e
+-- recurrence has none left; c and z: r's parsed cron expression and zone
+-- when the caller has them.
+local function recur_next(r, ms, c, z)
+	local t
+	if r.k == 'cron' then
+		if not c then
+			c, z = recur_cron(r)
+			if not c then
+				return nil
+			end
+		end
+		if r.f and ms < r.f - 1 then
+			ms = r.f - 1
+		end
+		t = cron.next(c, z, ms)
+		if t == nil then
+			return nil
+		end
+	else
+		t = r.s
+		if ms >= t then
+			t = t + (floor((ms - t) / r.e) + 1) * r.e
+		end
 	end
-	if r.u and t > r.u then
+	if (r.u and t > r.u) or t > TIME_MAX then
 		return nil
 	end
 	return t
@@ -621,6 +666,18 @@ end
 local function recur_advance(r, due, now)
 	local last = r.u and r.u < now and r.u or now
 	local missed = 0
+	if r.k == 'cron' then
+		local c, z = recur_cron(r)
+		if not c then
+			return nil, 0
+		end
+		local t = recur_next(r, due, c, z)
+		while t and t <= last and missed < MISSED_MAX do
+			missed = missed + 1
+			t = recur_next(r, t, c, z)
+		end
+		return recur_next(r, now > due and now or due, c, z), missed
+	end
 	if last > due and due >= r.s then
 		missed = floor((last - r.s) / r.e) - floor((due - r.s) / r.e)
 	end
@@ -1244,6 +1301,8 @@ local function schedule_time(how, ms)
 			    'since the epoch', show(ms or ''), TIME_MAX)
 		end
 		return n
+	elseif how == 'cron' then
+		return ms -- checked with its dialect (schedule_rule)
 	elseif how == 'every' then
 		local n = whole(ms, DURATION_MAX)
 		if n == nil or n == 0 then
@@ -1252,7 +1311,7 @@ local function schedule_time(how, ms)
 		end
 		return n
 	end
-	fail('bad schedule "%s" (use in MS, at MS or every MS)',
+	fail('bad schedule "%s" (use in MS, at MS, every MS or cron EXPR)',
 	    show(how or ''))
 end
 
@@ -1275,6 +1334,12 @@ local function schedule_options(args, o)
 		if opt == 'from' or opt == 'until' then
 			o[opt] = option_time(opt, args[i + 1])
 			i = i + 2
+		elseif opt == 'tz' or opt == 'dialect' then
+			if args[i + 1] == nil then
+				fail('missing value after "%s"', opt)
+			end
+			o[opt] = args[i + 1]
+			i = i + 2
 		elseif opt == 'nx' then
 			nx = true
 			i = i + 1
@@ -1294,10 +1359,36 @@ local function schedule_options(args, o)
 			i = i + 2
 		else
 			fail('unknown option "%s" (use nx, maxpayload, url, ' ..
-			    'from or until)', show(opt))
+			    'from, until, tz or dialect)', show(opt))
 		end
 	end
 	return nx, maxpayload, url
+end
+
+-- lapse_schedule's cron EXPR with its options o (tz, dialect, from,
+-- until), checked as lapse_next checks them: the rule for the record and
+-- the first occurrence at or after now.
+local function schedule_cron(expr, o, now)
+	local d = o.dialect
+	if d ~= nil and d ~= 'quartz' then
+		fail('bad dialect "%s" (use quartz)', show(d))
+	end
+	local c = cron.parse(expr, d == 'quartz')
+	local zone = o.tz or 'UTC'
+	local z = recurrence.zone(zone)
+	recurrence.check_window(o.from, o['until'])
+	local rule = { k = 'cron', x = expr, q = d == 'quartz' or nil, z = zone,
+	    f = o.from, u = o['until'] }
+	local due = recur_next(rule, now - 1, c, z)
+	if due == nil then
+		if rule.u then
+			fail('empty window: no occurrence of "%s" from %s ' ..
+			    'until %s', show(expr), decimal(rule.f or now),
+			    decimal(rule.u))
+		end
+		fail('no occurrence of "%s" after now', show(expr))
+	end
+	return rule, due
 end
 
 -- The in-flight state of id, which lapse_schedule replaces: nil when it
@@ -1359,8 +1450,12 @@ local function schedule(keys, args)
 	end
 	local o = {}
 	local nx, maxpayload, url = schedule_options(args, o)
-	if how ~= 'every' and (o.from or o['until']) then
-		fail('from and until are for recurring events (every MS)')
+	if how ~= 'every' and how ~= 'cron' and (o.from or o['until']) then
+		fail('from and until are for recurring events (every MS, ' ..
+		    'cron EXPR)')
+	end
+	if how ~= 'cron' and (o.tz or o.dialect) then
+		fail('%s applies to cron only', o.tz and 'tz' or 'dialect')
 	end
 	-- Each key's type is checked by the first command that touches it,
 	-- and every one is checked before the first write: ZSCORE reads due
@@ -1386,6 +1481,8 @@ local function schedule(keys, args)
 			    'come after until %s', decimal(rule.s),
 			    decimal(rule.u))
 		end
+	elseif how == 'cron' then
+		rule, due = schedule_cron(n, o, now)
 	end
 	if nx and (old or flying) then
 		read_typed('hash', 'HEXISTS', keys[2], id)
@@ -2631,13 +2728,16 @@ KEYS: lapse:{NS}:due lapse:{NS}:jobs
 ARGV: NS ID
 Reply: nil when there is no such event (an id in flight without a record,
 which the next sweep drops, counts as none), else { due, payload,
-attempts, state, lease, url, error, every, start, until }: state 'pending' (due is its due
+attempts, state, lease, url, error, every, start, until, cron, tz,
+dialect }: state 'pending' (due is its due
 score: for a retry, the time of its next attempt; lease -1) or 'inflight'
 (due is the occurrence's, d; lease the deadline of its lease, ms);
 attempts how many times it was leased or fired so far; url and error ''
 when it has none; every, start and until the recurrence of a recurring
-event (its period, its anchor and its end, ms; -1 when it has none: start
-is -1 for a one-shot event, until -1 when it never ends).
+event (its period, its anchor or from, and its end, ms; -1 when it has
+none: every is -1 but for a fixed rate, until -1 when it never ends), and
+cron, tz and dialect a cron recurrence's expression, zone and dialect
+('quartz'; '' when it has none).
 lapse:{NS}:inflight is read by name, in the same slot, like the horizon.
 ]]
 local function get(keys, args)
@@ -2655,10 +2755,12 @@ local function get(keys, args)
 	local r = rec.r or {}
 	if score then
 		return { (due_of(score)), rec.p, rec.a, 'pending', -1,
-		    rec.u or '', rec.e or '', r.e or -1, r.s or -1, r.u or -1 }
+		    rec.u or '', rec.e or '', r.e or -1, r.s or r.f or -1,
+		    r.u or -1, r.x or '', r.x and r.z or '',
+		    r.q and 'quartz' or '' }
 	elseif lease and raw then
 		return { rec.d or 0, rec.p, rec.a, 'inflight', (due_of(lease)),
-		    rec.u or '', rec.e or '', -1, -1, -1 }
+		    rec.u or '', rec.e or '', -1, -1, -1, '', '', '' }
 	end
 	return nil
 end
@@ -2843,7 +2945,7 @@ first (the southern hemisphere).
 ]]
 local TZDATA = { zones = { UTC = '0;;0', ['Etc/UTC'] = '0;;0' } }
 
-local tz = (function()
+tz = (function()
 	local tz = {}
 
 	local decoded = {}
@@ -3148,7 +3250,7 @@ repeats after that, so nothing found means never) or to the end of its
 year field; an expression that can never match is refused when it is
 parsed, after the same bounded search.
 ]]
-local cron = (function()
+cron = (function()
 	local cron = {}
 
 	local MONTHS = { jan = 1, feb = 2, mar = 3, apr = 4, may = 5, jun = 6,
@@ -3723,7 +3825,7 @@ f = from, u = until } for a fixed rate, as recur_next() reads it, and
 expression: its matches at or after f. From and until are ms, either
 absent; an anchor s that from does not give is the caller's to set.
 ]]
-local recurrence = (function()
+recurrence = (function()
 	local recurrence = {}
 
 	local OCCURRENCES_MAX = 1000
@@ -3770,6 +3872,8 @@ local recurrence = (function()
 		end
 		return opts
 	end
+
+	recurrence.zone = zone
 
 	-- Refuse a window whose until comes before its first occurrence
 	-- could, from (lapse_schedule's message).

@@ -137,7 +137,10 @@ enum {
 	SCHEDULE_URL,
 	SCHEDULE_EVERY,
 	SCHEDULE_FROM,
-	SCHEDULE_UNTIL
+	SCHEDULE_UNTIL,
+	SCHEDULE_CRON,
+	SCHEDULE_TZ,
+	SCHEDULE_DIALECT
 };
 static const struct cmd_option schedule_options[] = {
 	[SCHEDULE_IN] = { "in", required_argument },
@@ -149,6 +152,9 @@ static const struct cmd_option schedule_options[] = {
 	[SCHEDULE_EVERY] = { "every", required_argument },
 	[SCHEDULE_FROM] = { "from", required_argument },
 	[SCHEDULE_UNTIL] = { "until", required_argument },
+	[SCHEDULE_CRON] = { "cron", required_argument },
+	[SCHEDULE_TZ] = { "tz", required_argument },
+	[SCHEDULE_DIALECT] = { "dialect", required_argument },
 	{ NULL, 0 },
 };
 
@@ -207,7 +213,8 @@ static const struct command commands[] = {
 	    .function = "lapse_schedule",
 	    .keys = { "due", "jobs", KEY_TRIGGER },
 	    .usage = "schedule NS ID (--in DURATION | --at TIME | --every "
-	             "DURATION [--from TIME] [--until TIME]) "
+	             "DURATION | --cron EXPR [--tz ZONE] [--dialect quartz]) "
+	             "[--from TIME] [--until TIME] "
 	             "[--payload STR | --payload-file FILE|-] [--nx] "
 	             "[--url URL]",
 	    .help = "Schedule event ID of namespace NS, replacing it if it "
@@ -224,6 +231,12 @@ static const struct command commands[] = {
 	            "up to --until TIME;\n"
 	            "                       the same recurrence again keeps "
 	            "its next occurrence\n"
+	            "  --cron EXPR          recurring: the matches of a cron "
+	            "expression (5 fields,\n"
+	            "                       6 with seconds first, 7 with a "
+	            "year last) in --tz ZONE\n"
+	            "                       (default UTC); --dialect quartz: "
+	            "1 is Sunday\n"
 	            "  --payload STR        the payload handed to the sink\n"
 	            "  --payload-file FILE  read the payload from FILE "
 	            "('-': stdin)\n"
@@ -832,22 +845,35 @@ schedule_when(struct invocation *inv)
 {
 	const char *in = inv->opt[SCHEDULE_IN], *at = inv->opt[SCHEDULE_AT];
 	const char *every = inv->opt[SCHEDULE_EVERY];
-	const char *from = inv->opt[SCHEDULE_FROM];
-	const char *until = inv->opt[SCHEDULE_UNTIL];
+	const char *expr = inv->opt[SCHEDULE_CRON];
 	char *cause;
 	uint64_t delay;
 	int64_t ms;
 
-	if ((in != NULL) + (at != NULL) + (every != NULL) > 1)
-		return (fail(
-		    EXIT_USAGE, "--in, --at and --every exclude each other"));
-	if (in == NULL && at == NULL && every == NULL)
+	if ((in != NULL) + (at != NULL) + (every != NULL) + (expr != NULL) > 1)
+		return (fail(EXIT_USAGE,
+		    "--in, --at, --every and --cron exclude each other"));
+	if (in == NULL && at == NULL && every == NULL && expr == NULL)
 		return (fail(EXIT_USAGE,
 		    "schedule needs --in DURATION, --at "
-		    "TIME or --every DURATION"));
-	if (every == NULL && (from != NULL || until != NULL))
-		return (fail(
-		    EXIT_USAGE, "--from and --until are for --every DURATION"));
+		    "TIME, --every DURATION or --cron "
+		    "EXPR"));
+	if (every == NULL && expr == NULL &&
+	    (inv->opt[SCHEDULE_FROM] != NULL ||
+	        inv->opt[SCHEDULE_UNTIL] != NULL))
+		return (fail(EXIT_USAGE,
+		    "--from and --until are for --every "
+		    "DURATION and --cron EXPR"));
+	if (expr == NULL &&
+	    (inv->opt[SCHEDULE_TZ] != NULL ||
+	        inv->opt[SCHEDULE_DIALECT] != NULL))
+		return (
+		    fail(EXIT_USAGE, "--tz and --dialect are for --cron EXPR"));
+	if (expr != NULL) {
+		rcmd_add_str(&inv->call, "cron");
+		rcmd_add_str(&inv->call, expr);
+		return (0);
+	}
 	if (in != NULL || every != NULL) {
 		if (duration_parse(in != NULL ? in : every, &delay, &cause) !=
 		    0)
@@ -863,7 +889,7 @@ schedule_when(struct invocation *inv)
 	return (0);
 }
 
-/* --from and --until of a recurring event, after the payload. */
+/* The options of a recurring event, after the payload. */
 static int
 schedule_window(struct invocation *inv)
 {
@@ -882,6 +908,15 @@ schedule_window(struct invocation *inv)
 			return (fail_cause(EXIT_USAGE, cause));
 		rcmd_add_str(&inv->call, window[i].name);
 		rcmd_addf(&inv->call, "%" PRId64, ms);
+	}
+	/* The function checks the zone and the dialect, as lapse_next. */
+	if (inv->opt[SCHEDULE_TZ] != NULL) {
+		rcmd_add_str(&inv->call, "tz");
+		rcmd_add_str(&inv->call, inv->opt[SCHEDULE_TZ]);
+	}
+	if (inv->opt[SCHEDULE_DIALECT] != NULL) {
+		rcmd_add_str(&inv->call, "dialect");
+		rcmd_add_str(&inv->call, inv->opt[SCHEDULE_DIALECT]);
 	}
 	return (0);
 }
@@ -1014,7 +1049,7 @@ cmd_get(struct cli *cli, struct invocation *inv)
 		freeReplyObject(r);
 		return (not_found(inv));
 	}
-	if (!reply_is(r, "isisissiii"))
+	if (!reply_is(r, "isisissiiisss"))
 		return (bad_reply(r, inv));
 	e = r->element;
 	json = lapse_json_new();
@@ -1028,9 +1063,14 @@ cmd_get(struct cli *cli, struct invocation *inv)
 		lapse_json_add_integer(json, "lease", e[4]->integer);
 	json_add_unless_empty(json, "url", e[5]);
 	json_add_unless_empty(json, "error", e[6]);
-	if (e[7]->integer > 0) {
+	if (e[7]->integer > 0)
 		lapse_json_add_integer(json, "every", e[7]->integer);
-		lapse_json_add_integer(json, "start", e[8]->integer);
+	json_add_unless_empty(json, "cron", e[10]);
+	json_add_unless_empty(json, "tz", e[11]);
+	json_add_unless_empty(json, "dialect", e[12]);
+	if (e[7]->integer > 0 || e[10]->len > 0) {
+		if (e[8]->integer >= 0)
+			lapse_json_add_integer(json, "start", e[8]->integer);
 		if (e[9]->integer >= 0)
 			lapse_json_add_integer(json, "until", e[9]->integer);
 	}

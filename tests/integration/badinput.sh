@@ -63,9 +63,9 @@ bad_cli 'lapse: bad time "2026-13-01T00:00:00Z": month 13 is out of range (01 to
     schedule orders keep --at 2026-13-01T00:00:00Z
 bad_cli 'lapse: bad time "@-1": no sign allowed after "@" (use @EPOCH_MS)' \
     schedule orders keep --at @-1
-bad_cli 'lapse: --in, --at and --every exclude each other' \
+bad_cli 'lapse: --in, --at, --every and --cron exclude each other' \
     schedule orders keep --in 5s --at @1
-bad_cli 'lapse: schedule needs --in DURATION, --at TIME or --every DURATION' \
+bad_cli 'lapse: schedule needs --in DURATION, --at TIME, --every DURATION or --cron EXPR' \
     schedule orders keep --payload x
 bad_cli 'lapse: --payload and --payload-file exclude each other' \
     schedule orders keep --in 5s --payload a --payload-file /dev/null
@@ -189,14 +189,14 @@ bad_fcall 'ERR bad delay "1.5": must be 1 to 3153600000000 milliseconds' \
 bad_fcall 'ERR bad time "253402300800000": must be 0 to 253402300799999 milliseconds since the epoch' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep at \
     253402300800000 p
-bad_fcall 'ERR bad schedule "after" (use in MS, at MS or every MS)' \
+bad_fcall 'ERR bad schedule "after" (use in MS, at MS, every MS or cron EXPR)' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep after 5 p
 bad_fcall 'ERR missing payload (pass an empty string for none)' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5
 bad_fcall 'ERR payload too large: 11 bytes (max-payload is 10)' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5 \
     01234567890 maxpayload 10
-bad_fcall 'ERR unknown option "xx" (use nx, maxpayload, url, from or until)' \
+bad_fcall 'ERR unknown option "xx" (use nx, maxpayload, url, from, until, tz or dialect)' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5 p xx
 bad_fcall 'ERR KEYS[3] must be lapse:{orders}:t:keep' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:other' orders keep in 5 p

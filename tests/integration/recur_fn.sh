@@ -59,7 +59,7 @@ within "every without from: the first occurrence is now" "$due" "$now" \
     "$((now + 1000))"
 t_is "a new recurring event answers status 1" "${out#* }" "1 "
 t_is "lapse_get shows its period, start (the creation time) and no until" \
-    "$(dget A a1 | jq -c '.[7:]')" "[60000,$due,-1]"
+    "$(dget A a1 | jq -c '.[7:]')" "[60000,$due,-1,\"\",\"\",\"\"]"
 
 from=$((now + 3600000))
 until=$((from + 10 * 60000))
@@ -67,7 +67,7 @@ t_is "from in the future: the first occurrence is from" \
     "$(fcall_schedule A a2 every 60000 p2 from "$from" until "$until" |
         head -1)" "$from"
 t_is "lapse_get shows every, start and until" \
-    "$(dget A a2 | jq -c '.[7:]')" "[60000,$from,$until]"
+    "$(dget A a2 | jq -c '.[7:]')" "[60000,$from,$until,\"\",\"\",\"\"]"
 t_is "the trigger key is set for the first occurrence" \
     "$(rcli PEXPIRETIME "$(kd A t:a2)")" "$from"
 
@@ -95,17 +95,17 @@ bad 'ERR bad until "": must be 0 to 253402300799999 milliseconds since the epoch
     B b every 1000 p until ''
 bad 'ERR bad until "": must be 0 to 253402300799999 milliseconds since the epoch' \
     B b every 1000 p until
-bad 'ERR from and until are for recurring events (every MS)' \
+bad 'ERR from and until are for recurring events (every MS, cron EXPR)' \
     B b in 1000 p from 1000
-bad 'ERR from and until are for recurring events (every MS)' \
+bad 'ERR from and until are for recurring events (every MS, cron EXPR)' \
     B b at 1000 p until 1000
 bad "ERR empty window: the first occurrence from $from would come after until $((from - 1))" \
     B b every 1000 p from "$from" until "$((from - 1))"
 bad "ERR empty window: the first occurrence from 1000 would come after until 5000" \
     B b every 1000 p from 1000 until 5000
-bad 'ERR unknown option "to" (use nx, maxpayload, url, from or until)' \
+bad 'ERR unknown option "to" (use nx, maxpayload, url, from, until, tz or dialect)' \
     B b every 1000 p to 5
-bad 'ERR bad schedule "each" (use in MS, at MS or every MS)' B b each 1000 p
+bad 'ERR bad schedule "each" (use in MS, at MS, every MS or cron EXPR)' B b each 1000 p
 # A recurring event A a1 is not replaced by a refused schedule either.
 bad 'ERR empty window: the first occurrence from 1000 would come after until 5000' \
     A a1 every 1000 p from 1000 until 5000
@@ -129,10 +129,10 @@ t_is "nx leaves it as it is" \
 t_is "another period replaces it: status 2, a new first occurrence" \
     "$(fcall_schedule A a2 every 30000 new from "$from" | tr '\n' ' ')" \
     "$from 2 "
-t_is "with the new rule" "$(dget A a2 | jq -c '.[7:]')" "[30000,$from,-1]"
+t_is "with the new rule" "$(dget A a2 | jq -c '.[7:]')" "[30000,$from,-1,\"\",\"\",\"\"]"
 t_is "a one-shot schedule replaces a recurrence" \
     "$(fcall_schedule A a2 at "$from" x | sed -n 2p):$(dget A a2 |
-        jq -c '.[7:]')" "2:[-1,-1,-1]"
+        jq -c '.[7:]')" "2:[-1,-1,-1,\"\",\"\",\"\"]"
 
 # --- the claim schedules the next occurrence --------------------------------
 
@@ -296,10 +296,10 @@ run lapse_cli schedule Z z1 --every 1m --payload zz --nx
 t_is "--nx: not changed, exit 1" "$RC|$OUT|$ERR" \
     "1|2030-01-01T00:00:00.000Z|lapse: Z z1 is already scheduled; not changed"
 d=$(digest)
-for args in "--in 1s --every 1s|--in, --at and --every exclude each other" \
-    "--at @1 --every 1s|--in, --at and --every exclude each other" \
-    "--in 1s --from @1|--from and --until are for --every DURATION" \
-    "--at @5 --until @1|--from and --until are for --every DURATION" \
+for args in "--in 1s --every 1s|--in, --at, --every and --cron exclude each other" \
+    "--at @1 --every 1s|--in, --at, --every and --cron exclude each other" \
+    "--in 1s --from @1|--from and --until are for --every DURATION and --cron EXPR" \
+    "--at @5 --until @1|--from and --until are for --every DURATION and --cron EXPR" \
     "--every 0s|bad duration \"0s\": must be greater than zero" \
     "--every 1s --from soon|bad time \"soon\": year must have 4 digits (use YYYY-MM-DD)" \
     "--every 1s --from @5000 --until @1000|empty window: the first occurrence from 5000 would come after until 1000"; do
@@ -309,5 +309,79 @@ for args in "--in 1s --every 1s|--in, --at and --every exclude each other" \
 	    "$RC|$ERR" "2|lapse: ${args#*|}"
 done
 t_is "and nothing changed" "$(digest)" "$d"
+
+# --- cron ---------------------------------------------------------------------
+
+cronsched() { fcall_schedule K "$@"; }
+lnext() { rcli FCALL_RO lapse_next 0 "$@" | sed -n 1p; }
+d=$(digest)
+for c in "cron|0 0 30 2 *|x|ERR bad cron expression \"0 0 30 2 *\": it never matches: no month of its month field has a day its day-of-month field names" \
+    "cron|0 0 0 1 1 ? 2020|x|ERR no occurrence of \"0 0 0 1 1 ? 2020\" after now" \
+    "cron|0 0 * * *|x tz Mars/Base|ERR bad time zone \"Mars/Base\": not in tzdata $(rcli FCALL_RO lapse_next 0 cron '0 0 * * *' tz Mars/Base 2>&1 | sed -n 's/.*not in tzdata \([^ ]*\).*/\1/p')" \
+    "cron|0 0 * * *|x dialect unix|ERR bad dialect \"unix\" (use quartz)" \
+    "cron|0 0 * * *|x tz|ERR missing value after \"tz\"" \
+    "cron|0 0 1 1 *|x from 1000 until 5000|ERR empty window: no occurrence of \"0 0 1 1 *\" from 1000 until 5000" \
+    "every|1000|x tz UTC|ERR tz applies to cron only" \
+    "at|1000|x dialect quartz|ERR dialect applies to cron only"; do
+	IFS='|' read -r how what rest want <<<"$c"
+	# shellcheck disable=SC2086
+	got=$(cronsched k0 "$how" "$what" $rest 2>&1)
+	t_is "schedule $how $what $rest: the error" "$got" "$want"
+done
+t_is "and nothing changed" "$(digest)" "$d"
+
+out=$(cronsched k1 cron '0 15 10 ? * MON-FRI' p1 tz Asia/Shanghai | tr '\n' ' ')
+t_is "a cron recurrence's first occurrence is lapse_next's, status 1" \
+    "$out" "$(lnext cron '0 15 10 ? * MON-FRI' tz Asia/Shanghai) 1 "
+t_is "lapse_get shows its expression, zone and dialect" \
+    "$(dget K k1 | jq -c '.[7:]')" \
+    '[-1,-1,-1,"0 15 10 ? * MON-FRI","Asia/Shanghai",""]'
+d=$(digest)
+t_is "the same cron recurrence again: kept, status 0" \
+    "$(cronsched k1 cron '0 15 10 ? * MON-FRI' p1 tz Asia/Shanghai |
+        tr '\n' ' ')" "${out% 1 } 0 "
+t_is "and nothing changed" "$(digest)" "$d"
+t_is "another zone replaces it: status 2, its own first occurrence" \
+    "$(cronsched k1 cron '0 15 10 ? * MON-FRI' p1 tz Europe/Berlin |
+        tr '\n' ' ')" \
+    "$(lnext cron '0 15 10 ? * MON-FRI' tz Europe/Berlin) 2 "
+t_is "the quartz dialect: 2 is Monday" \
+    "$(cronsched k2 cron '0 0 12 ? * 2' p dialect quartz | head -1)" \
+    "$(lnext cron '0 0 12 ? * 2' dialect quartz)"
+t_is "and lapse_get says so" "$(dget K k2 | jq -r '.[12]')" quartz
+
+# Every second, fired 5 s late: the firing coalesces the seconds between,
+# and the next occurrence is the first second after now.
+now=$(redis_time_ms)
+cronsched k3 cron '* * * * * *' p3 >/dev/null
+late=$(((now / 1000 - 5) * 1000))
+rcli ZADD "$(kd K due)" XX "$late" k3 >/dev/null
+out=$(rcli --json FCALL lapse_sweep 3 "$(kd K due)" "$(kd K jobs)" \
+    "$(kd K fired)" K sweep stream 0 100 | jq -c .)
+at=$(echo "$out" | jq '.[2]')
+t_is "a cron occurrence fired late: the seconds between counted as missed" \
+    "$(rcli -2 --json XRANGE "$(kd K fired)" - + | jq -r '.[-1][1] |
+        [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
+        "\(.id)|\(.due)|\(.missed)"')" \
+    "k3|$late|$((at / 1000 - late / 1000))"
+t_is "the next occurrence, the first second after now, with its trigger key" \
+    "$(zscore K due k3):$(rcli PEXPIRETIME "$(kd K t:k3)")" \
+    "$(((at / 1000 + 1) * 1000)):$(((at / 1000 + 1) * 1000))"
+
+# A rule that no longer makes sense (a zone a newer tzdata dropped): the
+# occurrence due fires, and the recurrence ends there.
+rcli EVAL "redis.call('HSET', KEYS[1], 'k4', cmsgpack.pack({ p = 'p4',
+    a = 0, c = 1, r = { k = 'cron', x = '* * * * *', z = 'Gone/Zone' } }))
+    redis.call('ZADD', KEYS[2], 1000, 'k4')" 2 "$(kd K jobs)" "$(kd K due)" \
+    >/dev/null
+rcli FCALL lapse_sweep 3 "$(kd K due)" "$(kd K jobs)" "$(kd K fired)" K \
+    sweep stream 0 100 >/dev/null
+t_is "a rule with an unknown zone: fired once, then ended" \
+    "$(rcli -2 --json XRANGE "$(kd K fired)" - + | jq -r '.[-1][1][1]'):$(
+        zscore K due k4):$(rcli HEXISTS "$(kd K jobs)" k4)" "k4::0"
+for id in k1 k2 k3; do
+	rcli FCALL lapse_cancel 3 "$(kd K due)" "$(kd K jobs)" "$(kd K t:$id)" \
+	    K "$id" >/dev/null
+done
 
 t_done
