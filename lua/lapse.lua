@@ -4006,10 +4006,16 @@ end
 lapse_version: the version of this library; clients load theirs with
 FUNCTION LOAD REPLACE when the server's is absent or older.
 
-KEYS: none. ARGV: none. Reply: the version number.
+KEYS: none. ARGV: none. Reply: VERSION * 1000000 plus the release of the
+tzdata its zone table came from as YYYY * 100 + the letter's rank (2025b:
+202502; 0 without a zone table): a build from a newer tzdata replaces the
+library of the same VERSION (tools/embed-lua.sh computes the same).
 ]]
 local function version()
-	return VERSION
+	-- Not through api(): the builtins' locals may be unbound yet.
+	local y, l = string.match(TZDATA.version or '', '^(%d%d%d%d)(%l)$')
+	return VERSION * 1000000 +
+	    (y and y * 100 + string.byte(l) - 96 or 0)
 end
 
 redis.register_function('lapse_schedule', api(schedule))

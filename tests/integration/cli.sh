@@ -32,8 +32,7 @@ else
 	t_fail "due is the Redis time plus 30 minutes" "$due vs $before"
 fi
 t_is "schedule loaded the library" \
-    "$(rcli FCALL lapse_version 0)" \
-    "$(sed -n 's/^local VERSION = //p' "$LAPSE_LUA")"
+    "$(rcli FCALL lapse_version 0)" "$(lib_version)"
 t_is "schedule creates exactly the keys SPEC names" \
     "$(rcli --scan | sort | paste -sd' ')" \
     'lapse:{orders}:due lapse:{orders}:jobs lapse:{orders}:t:close:123'
@@ -156,16 +155,29 @@ t_is "tail of a fired key of another type: exit 3 and Redis's reply" \
     "3:lapse: Redis: WRONGTYPE Operation against a key holding the wrong kind of value"
 
 # an older library on the server is replaced; a newer one is kept
-sed 's/^local VERSION = .*/local VERSION = 0/' "$LAPSE_LUA" |
-    rcli -x FUNCTION LOAD REPLACE >/dev/null
-t_is "the test loaded an older library" "$(rcli FCALL lapse_version 0)" 0
+sed 's/^local VERSION = .*/local VERSION = 0/' "$LAPSE_LUA" >"$T_DIR/old.lua"
+rcli -x FUNCTION LOAD REPLACE <"$T_DIR/old.lua" >/dev/null
+t_is "the test loaded an older library" "$(rcli FCALL lapse_version 0)" \
+    "$(lib_version "$T_DIR/old.lua")"
 lapse_cli stats orders >/dev/null
 t_is "lapse replaces an older library" "$(rcli FCALL lapse_version 0)" \
-    "$(sed -n 's/^local VERSION = //p' "$LAPSE_LUA")"
+    "$(lib_version)"
+# The same VERSION from an older tzdata: replaced too.
+sed "s/^local TZDATA = { version = '[0-9]*[a-z]'/local TZDATA = { version = '1999a'/" \
+    "$LAPSE_LUA" >"$T_DIR/oldtz.lua"
+rcli -x FUNCTION LOAD REPLACE <"$T_DIR/oldtz.lua" >/dev/null
+t_is "the test loaded the library of an older tzdata" \
+    "$(rcli FCALL lapse_version 0)" \
+    "$(sed -n 's/^local VERSION = //p' "$LAPSE_LUA")199901"
+lapse_cli stats orders >/dev/null
+t_is "lapse replaces the library of an older tzdata" \
+    "$(rcli FCALL lapse_version 0)" "$(lib_version)"
 sed 's/^local VERSION = .*/local VERSION = 999/' "$LAPSE_LUA" |
     rcli -x FUNCTION LOAD REPLACE >/dev/null
 lapse_cli stats orders >/dev/null
-t_is "lapse keeps a newer library" "$(rcli FCALL lapse_version 0)" 999
+t_is "lapse keeps a newer library" "$(rcli FCALL lapse_version 0)" \
+    "$(sed 's/^local VERSION = .*/local VERSION = 999/' "$LAPSE_LUA" |
+        lib_version /dev/stdin)"
 
 # An error raised while a function runs is Redis's, not a refusal of the
 # library (exit 3, the reply as it is); an ERR reply is (exit 2). A
@@ -173,7 +185,7 @@ t_is "lapse keeps a newer library" "$(rcli FCALL lapse_version 0)" 999
 rcli -x FUNCTION LOAD REPLACE >/dev/null <<'EOF'
 #!lua name=lapse
 redis.register_function{ function_name = 'lapse_version',
-    callback = function() return 999 end, flags = { 'no-writes' } }
+    callback = function() return 999000000 end, flags = { 'no-writes' } }
 redis.register_function{ function_name = 'lapse_stats',
     callback = function() error('broken') end, flags = { 'no-writes' } }
 redis.register_function{ function_name = 'lapse_list',

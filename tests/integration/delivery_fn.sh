@@ -210,7 +210,7 @@ t_is "out of inflight, its record keeping a and d, with the error" \
     ':{"a":1,"d":1000,"e":"HTTP 503","p":"p1","u":"https://example.com/r1"}'
 t_is "retries are counted" "$(count R retried)" 1
 t_is "lapse_get shows the pending retry: its next time, url and error" \
-    "$(dget R r1)" "[$at,\"p1\",1,\"pending\",-1,\"https://example.com/r1\",\"HTTP 503\",-1,-1,-1]"
+    "$(dget R r1)" "[$at,\"p1\",1,\"pending\",-1,\"https://example.com/r1\",\"HTTP 503\",-1,-1,-1,\"\",\"\",\"\"]"
 rcli ZADD "$(kd R due)" XX 1500 r1 >/dev/null
 t_is "the retry is leased as the next attempt of the same occurrence" \
     "$(leased "$(dsweep R 10 60000 3)")" \
@@ -394,9 +394,9 @@ fcall_schedule G g2 in 600000 p2 >/dev/null
 out=$(dsweep G 10 30000)
 lease=$(zscore G inflight g1)
 t_is "lapse_get of an event in flight: its occurrence, state, lease, url" \
-    "$(dget G g1)" "[1000,\"p1\",1,\"inflight\",$lease,\"https://example.com/g\",\"\",-1,-1,-1]"
+    "$(dget G g1)" "[1000,\"p1\",1,\"inflight\",$lease,\"https://example.com/g\",\"\",-1,-1,-1,\"\",\"\",\"\"]"
 t_is "lapse_get of a pending event" "$(dget G g2 | jq -c '.[1:]')" \
-    '["p2",0,"pending",-1,"","",-1,-1,-1]'
+    '["p2",0,"pending",-1,"","",-1,-1,-1,"","",""]'
 t_is "lapse_get of no event: nil" "$(dget G nope)" null
 retry G g1 1000 1 0 3 0 oops dead >/dev/null
 t_is "lapse_stats counts inflight, dead and what delivery did" \

@@ -51,7 +51,7 @@ t_is "the two handed off are no longer pending, the third is" \
     "$(pending x)" "e3 3000"
 t_is "the third keeps its record" \
     "$(rcli FCALL_RO lapse_get 2 "$(k_due x)" "$(k_jobs x)" x e3 |
-        paste -sd' ')" "3000 p3 0 pending -1   -1 -1 -1"
+        paste -sd' ')" "3000 p3 0 pending -1   -1 -1 -1   "
 t_is "the two handed off are in the stream" \
     "$(fired_entries x | awk '{ print $1 }' | paste -sd' ')" "e1 e2"
 rcli DEL "$(k_fired x)" >/dev/null

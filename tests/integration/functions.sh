@@ -8,9 +8,11 @@ t_start 60
 redis_start
 load_functions
 
-t_is "lapse_version answers the library's version" \
+t_is "lapse_version answers the library's version and its tzdata's" \
+    "$(rcli FCALL lapse_version 0)" "$(lib_version)"
+t_match "which are VERSION * 1000000 + YYYY * 100 + the release letter" \
     "$(rcli FCALL lapse_version 0)" \
-    "$(sed -n 's/^local VERSION = //p' "$LAPSE_LUA")"
+    "^$(sed -n 's/^local VERSION = //p' "$LAPSE_LUA")[0-9]{4}(0[1-9]|1[0-9]|2[0-6])$"
 
 # schedule: the reply is { due, 1 } with due = TIME + delay
 before=$(redis_time_ms)
@@ -41,7 +43,7 @@ t_is "lapse_get returns due, payload, attempts, state, lease, url, error, \
 and no recurrence (every, start, until -1)" \
     "$(rcli FCALL_RO lapse_get 2 'lapse:{orders}:due' \
         'lapse:{orders}:jobs' orders close:123)" \
-    "$(printf '%s\n' "$due" '{"order":123}' 0 pending -1 '' '' -1 -1 -1)"
+    "$(printf '%s\n' "$due" '{"order":123}' 0 pending -1 '' '' -1 -1 -1 '' '' '')"
 
 # reschedule: same id, new time, one event
 out=$(fcall_schedule orders close:123 in 3600000 v2)

@@ -169,6 +169,19 @@ lapse_cli() {
 }
 
 # load_functions: load lua/lapse.lua as an application would.
+# lib_version [FILE]: what lapse_version answers for the library FILE
+# (default $LAPSE_LUA): VERSION * 1000000 + the tzdata release of its zone
+# table (2025b: 202502), as tools/embed-lua.sh computes it.
+lib_version() {
+	awk '/^local VERSION = [0-9]+$/ { v = $4 }
+	    /^local TZDATA = \{ version = \x27[0-9][0-9][0-9][0-9][a-z]\x27/ {
+		match($0, /[0-9][0-9][0-9][0-9][a-z]/)
+		t = substr($0, RSTART, 5)
+		tz = substr(t, 1, 4) * 100 + index("abcdefghijklmnopqrstuvwxyz",
+		    substr(t, 5, 1)) }
+	    END { printf "%d\n", v * 1000000 + tz }' "${1:-$LAPSE_LUA}"
+}
+
 load_functions() {
 	rcli -x FUNCTION LOAD REPLACE <"$LAPSE_LUA" >/dev/null
 }
