@@ -61,7 +61,7 @@ typedef int conf_set_fn(struct conf_parse *, const char *, char **);
 
 static conf_set_fn set_url, set_password_file, set_connect_timeout,
     set_command_timeout, set_sweep_interval, set_sweep_batch, set_log_level,
-    set_log, set_keyspace_events, set_paths, set_watch, set_sink,
+    set_log, set_keyspace_events, set_paths, set_listen, set_watch, set_sink,
     set_stream_maxlen, set_trigger_horizon, set_delivery;
 
 static const struct conf_key {
@@ -79,6 +79,7 @@ static const struct conf_key {
 	{ SECTION_LAPSED, "log", set_log },
 	{ SECTION_LAPSED, "keyspace-events", set_keyspace_events },
 	{ SECTION_LAPSED, "paths", set_paths },
+	{ SECTION_LAPSED, "listen", set_listen },
 	{ SECTION_NS, "watch", set_watch },
 	{ SECTION_NS, "sink", set_sink },
 	{ SECTION_NS, "stream-maxlen", set_stream_maxlen },
@@ -417,6 +418,16 @@ set_paths(struct conf_parse *p, const char *value, char **why)
 		s = end + 1;
 	}
 	p->conf->paths = paths;
+	return (0);
+}
+
+/* HOST:PORT of the HTTP endpoints (hostport.h); absent: none. */
+static int
+set_listen(struct conf_parse *p, const char *value, char **why)
+{
+	if (hostport_parse(value, &p->conf->listen, why) != 0)
+		return (-1);
+	p->conf->listen_set = 1;
 	return (0);
 }
 

@@ -15,6 +15,7 @@
  *	log = stderr		; stderr|syslog|/absolute/path
  *	keyspace-events = auto	; auto|off
  *	paths = expired, timer, sweep	; the trigger paths (benchmarks)
+ *	listen = 127.0.0.1:9465	; metrics and health over HTTP; off by default
  *
  *	[namespace orders]	; one section per namespace, at least one
  *	watch = orders:, carts:
@@ -57,6 +58,7 @@
 #include <stdint.h>
 
 #include "delivconf.h"
+#include "hostport.h"
 #include "log.h"
 #include "redisurl.h"
 
@@ -122,6 +124,8 @@ struct conf {
 	char *log; /* "stderr" (default), "syslog" or an absolute path */
 	int keyspace_events_auto; /* auto: 1 (default), off: 0 */
 	unsigned int paths; /* CONF_PATH_* bits; default all */
+	int listen_set; /* listen given: serve HTTP there */
+	struct hostport listen;
 	struct conf_ns *ns; /* in the order of the file; nns >= 1 */
 	size_t nns;
 };

@@ -162,6 +162,14 @@ stream-maxlen|:6: stream-maxlen: bad value "-1": expected a number from 0 to 900
 log-level|:5: log-level: unknown level "verbose" (use debug, info, warn or error)|$PRE\nlog-level = verbose\n[namespace t]
 log-relative|:2: log: "var/log/lapsed.log" is not an absolute path (use stderr, syslog or /path/to/file)|[lapsed]\nlog = var/log/lapsed.log\n[namespace t]
 keyspace-events|:5: keyspace-events: unknown value "on" (use auto or off)|$PRE\nkeyspace-events = on\n[namespace t]
+listen-host|:5: listen: bad address "localhost:9465": not an IPv4 address (host names are not accepted; write an IPv6 address in brackets)|$PRE\nlisten = localhost:9465\n[namespace t]
+listen-port|:5: listen: bad address "127.0.0.1:65536": the port must be a number from 1 to 65535|$PRE\nlisten = 127.0.0.1:65536\n[namespace t]
+listen-port-0|:5: listen: bad address "[::1]:0": the port must be a number from 1 to 65535|$PRE\nlisten = [::1]:0\n[namespace t]
+listen-no-port|:5: listen: bad address "127.0.0.1": missing ":PORT" (e.g. 127.0.0.1:9465)|$PRE\nlisten = 127.0.0.1\n[namespace t]
+listen-v6-bare|:5: listen: bad address "::1:9465": write an IPv6 address in brackets (e.g. [::1]:9465)|$PRE\nlisten = ::1:9465\n[namespace t]
+listen-v6-bad|:5: listen: bad address "[::g]:9465": the part in brackets is not an IPv6 address|$PRE\nlisten = [::g]:9465\n[namespace t]
+listen-bracket|:5: listen: bad address "[::1:9465": missing "]" after the IPv6 address|$PRE\nlisten = [::1:9465\n[namespace t]
+listen-ns|:6: unknown key "listen" in [namespace t]|$PRE\n[namespace t]\nlisten = 127.0.0.1:9465
 watch-across|:8: watch: prefix "ord" of namespace "b" overlaps prefix "orders:" of namespace "a" (line 6)|$PRE\n[namespace a]\nwatch = orders:\n[namespace b]\nwatch = ord
 watch-same|:8: watch: prefix "orders:" of namespace "b" is already watched by namespace "a" (line 6)|$PRE\n[namespace a]\nwatch = carts:, orders:\n[namespace b]\nwatch = orders:
 watch-within|:6: watch: prefixes "a:" and "a:b:" of namespace "t" overlap|$PRE\n[namespace t]\nwatch = a:, a:b:
@@ -288,9 +296,15 @@ sed 's/^;[[:space:]]*watch = /watch = /' "$LAPSE_SAMPLE_CONF" \
 lapsed_run --check-config -c "$T_DIR/sample-watch.conf"
 t_is "the sample's commented watch line is valid once uncommented" \
     "$RC|$(grep -c '^watch = ' "$T_DIR/sample-watch.conf")|$ERR" "0|1|"
+sed 's/^;[[:space:]]*listen = /listen = /' "$LAPSE_SAMPLE_CONF" \
+    >"$T_DIR/sample-listen.conf"
+lapsed_run --check-config -c "$T_DIR/sample-listen.conf"
+t_is "the sample's commented listen line is valid once uncommented" \
+    "$RC|$(grep -c '^listen = 127.0.0.1:9465$' "$T_DIR/sample-listen.conf")|$ERR" \
+    "0|1|"
 missing=
 for key in url password-file connect-timeout command-timeout \
-    sweep-interval sweep-batch log-level log keyspace-events watch sink \
+    sweep-interval sweep-batch log-level log keyspace-events listen watch sink \
     stream-maxlen url allow-url signing-secret-file header-file command \
     timeout lease concurrency retry max-attempts dead-maxlen ca-file \
     dead-status dead-exit; do

@@ -364,6 +364,25 @@ static const struct bad {
 	    "or more of "
 	    "expired, timer, sweep, each once)" },
 
+	{ "[lapsed]\nlisten = localhost:9465\n", 0,
+	    "t.conf:2: listen: bad address \"localhost:9465\": not an IPv4 "
+	    "address (host names are not accepted; write an IPv6 address in "
+	    "brackets)" },
+	{ "[lapsed]\nlisten = 127.0.0.1:0\n", 0,
+	    "t.conf:2: listen: bad address \"127.0.0.1:0\": the port must be "
+	    "a number from 1 to 65535" },
+	{ "[lapsed]\nlisten = 9465\n", 0,
+	    "t.conf:2: listen: bad address \"9465\": missing \":PORT\" (e.g. "
+	    "127.0.0.1:9465)" },
+	{ "[lapsed]\nlisten = off\n", 0,
+	    "t.conf:2: listen: bad address \"off\": missing \":PORT\" (e.g. "
+	    "127.0.0.1:9465)" },
+	{ "[lapsed]\nlisten = 127.0.0.1:9465\nlisten = 127.0.0.1:9466\n", 0,
+	    "t.conf:3: duplicate key \"listen\" in [lapsed] (first at line "
+	    "2)" },
+	{ NS "listen = 127.0.0.1:9465\n", 0,
+	    "t.conf:2: unknown key \"listen\" in [namespace orders]" },
+
 	/* [namespace NAME]: sinks and stream-maxlen. */
 	{ NS "\n\n\nsink = kafka\n", 0,
 	    "t.conf:5: sink: unknown sink \"kafka\" (use stream, list, http or "
@@ -751,6 +770,27 @@ START_TEST(test_paths_default)
 	ck_assert_int_eq(
 	    conf_parse(NS, strlen(NS), "t.conf", NULL, &conf, &cause), 0);
 	ck_assert_uint_eq(conf->paths, CONF_PATHS_ALL);
+	conf_free(conf);
+}
+END_TEST
+
+/* listen: off by default; an IPv4 or bracketed IPv6 address and a port. */
+START_TEST(test_listen)
+{
+	struct conf *conf = NULL;
+	char *cause = NULL;
+	const char *text = "[lapsed]\nlisten = [::1]:9465\n" NS;
+
+	ck_assert_int_eq(
+	    conf_parse(NS, strlen(NS), "t.conf", NULL, &conf, &cause), 0);
+	ck_assert_int_eq(conf->listen_set, 0);
+	conf_free(conf);
+	ck_assert_msg(
+	    conf_parse(text, strlen(text), "t.conf", NULL, &conf, &cause) == 0,
+	    "refused: %s", cause);
+	ck_assert_int_eq(conf->listen_set, 1);
+	ck_assert_str_eq(conf->listen.host, "::1");
+	ck_assert_int_eq(conf->listen.port, 9465);
 	conf_free(conf);
 }
 END_TEST
@@ -1252,6 +1292,7 @@ conf_suite(void)
 	tcase_add_loop_test(tc, test_good, 0, NITEMS(good));
 	tcase_add_loop_test(tc, test_paths, 0, NITEMS(paths));
 	tcase_add_test(tc, test_paths_default);
+	tcase_add_test(tc, test_listen);
 	tcase_add_loop_test(tc, test_horizon, 0, NITEMS(horizons));
 	tcase_add_test(tc, test_url_fields);
 	tcase_add_test(tc, test_delivery);

@@ -1,0 +1,40 @@
+/*
+ * A local address to listen on, HOST:PORT, as lapsed's `listen` key takes
+ * it: an IPv4 address in dotted-quad form ("127.0.0.1:9465", "0.0.0.0:9465"
+ * for every IPv4 address) or an IPv6 address in brackets ("[::1]:9465",
+ * "[::]:9465"), and a port from 1 to 65535. Host names are refused: a
+ * lookup at start would block or guess, and an operator who exposes a
+ * port means one address. No I/O.
+ */
+#ifndef LAPSE_HOSTPORT_H
+#define LAPSE_HOSTPORT_H
+
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <stddef.h>
+
+/* Room for "[" IPv6 "]:" port and the NUL. */
+#define HOSTPORT_BUFSIZE (INET6_ADDRSTRLEN + 9)
+
+struct hostport {
+	int family; /* AF_INET or AF_INET6 */
+	char host[INET6_ADDRSTRLEN]; /* as written, without brackets */
+	int port;
+};
+
+/*
+ * Parse s. Returns 0 with *out filled, or -1 with *cause set (caller
+ * frees) and *out untouched. The message reads 'bad address "<s>":
+ * <problem>', s quoted escaped (codec.h's escape_bytes).
+ */
+int hostport_parse(const char *s, struct hostport *out, char **cause);
+
+/* hp as it is written ("127.0.0.1:9465", "[::1]:9465") in buf; returns buf. */
+char *hostport_format(const struct hostport *hp, char *buf, size_t len);
+
+/* The socket address of hp in *ss, its length in *len. */
+void hostport_sockaddr(
+    const struct hostport *hp, struct sockaddr_storage *ss, socklen_t *len);
+
+#endif
