@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/event.h>
 #include <event2/dns.h>
@@ -52,6 +53,7 @@
 #include "aconn.h"
 #include "backoff.h"
 #include "clock.h"
+#include "histogram.h"
 #include "log.h"
 #include "lualib.h"
 #include "rcmd.h"
@@ -79,6 +81,7 @@ struct pending {
 	aconn_reply_cb *fn;
 	void *privdata;
 	uint64_t sent_us;
+	int fcall; /* an FCALL or FCALL_RO: timed apart */
 };
 TAILQ_HEAD(pending_list, pending);
 
@@ -112,6 +115,8 @@ struct aconn {
 	int told; /* a failure was logged at warn since the last connect */
 	unsigned long connects; /* times it became ready */
 	char last_error[256];
+	struct histogram rtt_fcall; /* round trips of the replies, FCALLs */
+	struct histogram rtt_other; /* and every other command */
 };
 
 static void aconn_connect(struct aconn *);
@@ -260,10 +265,27 @@ reply_cb(redisAsyncContext *ac, void *r, void *privdata)
 
 	TAILQ_REMOVE(&conn->pending, p, entry);
 	conn->npending--;
+	if (r != NULL)
+		histogram_observe(
+		    p->fcall ? &conn->rtt_fcall : &conn->rtt_other,
+		    clock_mono_us() - p->sent_us);
 	p->fn(conn, r, p->privdata, p->sent_us);
 	free(p);
 	if (conn->npending == 0 && conn->idle_cb != NULL)
 		conn->idle_cb(conn, conn->idle_arg);
+}
+
+/* Whether argument 0 names FCALL or FCALL_RO, in any case. */
+static int
+is_fcall(int argc, const char **argv, const size_t *argvlen)
+{
+	size_t len;
+
+	if (argc < 1)
+		return (0);
+	len = argvlen != NULL ? argvlen[0] : strlen(argv[0]);
+	return ((len == 5 && strncasecmp(argv[0], "FCALL", 5) == 0) ||
+	    (len == 8 && strncasecmp(argv[0], "FCALL_RO", 8) == 0));
 }
 
 /* Send a command in any state that has a context (handshake included). */
@@ -280,6 +302,7 @@ aconn_send(struct aconn *conn, aconn_reply_cb *fn, void *privdata, int argc,
 	p->fn = fn;
 	p->privdata = privdata;
 	p->sent_us = clock_mono_us();
+	p->fcall = is_fcall(argc, argv, argvlen);
 	if (redisAsyncCommandArgv(conn->ac, reply_cb, p, argc, argv, argvlen) !=
 	    REDIS_OK) {
 		free(p);
@@ -598,6 +621,8 @@ aconn_new(struct event_base *base, struct evdns_base *dns, const char *name,
 	TAILQ_INIT(&conn->pending);
 	backoff_init(
 	    &conn->backoff, ACONN_BACKOFF_BASE_MS, ACONN_BACKOFF_MAX_MS);
+	histogram_init(&conn->rtt_fcall, &histogram_roundtrip);
+	histogram_init(&conn->rtt_other, &histogram_roundtrip);
 	conn->connect_timer = evtimer_new(base, connect_timeout_cb, conn);
 	conn->retry_timer = evtimer_new(base, retry_cb, conn);
 	conn->check_timer = event_new(base, -1, EV_PERSIST, check_cb, conn);
@@ -655,6 +680,14 @@ unsigned long
 aconn_connects(const struct aconn *conn)
 {
 	return (conn->connects);
+}
+
+void
+aconn_roundtrips(
+    const struct aconn *conn, struct histogram *fcall, struct histogram *other)
+{
+	*fcall = conn->rtt_fcall;
+	*other = conn->rtt_other;
 }
 
 const char *

@@ -39,6 +39,7 @@
 #include <hiredis/hiredis.h>
 #include <hiredis/async.h>
 
+#include "histogram.h"
 #include "redisurl.h"
 
 struct aconn;
@@ -108,6 +109,14 @@ unsigned long aconn_connects(const struct aconn *);
  * was); valid until the next failure.
  */
 const char *aconn_last_error(const struct aconn *);
+
+/*
+ * The round trips of the commands answered so far (from the send to the
+ * reply; a command answered with NULL is not counted), FCALL and
+ * FCALL_RO apart from the others, copied into *fcall and *other.
+ */
+void aconn_roundtrips(
+    const struct aconn *, struct histogram *fcall, struct histogram *other);
 
 /*
  * Call fn each time the last command in flight is answered (or answered

@@ -537,4 +537,8 @@ link_stats(const struct link *l, struct link_stats *st)
 		    ((int64_t)tv.tv_sec * 1000000 + tv.tv_usec);
 	}
 	nodeconf_stats(l->node, &st->node);
+	st->stopping = l->stopping;
+	st->command_error = aconn_last_error(l->cmd);
+	st->subscriber_error = l->sub != NULL ? aconn_last_error(l->sub) : "";
+	aconn_roundtrips(l->cmd, &st->fcall_roundtrip, &st->other_roundtrip);
 }

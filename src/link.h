@@ -30,6 +30,7 @@
 
 #include "aconn.h"
 #include "clock.h"
+#include "histogram.h"
 #include "nodeconf.h"
 #include "rcmd.h"
 
@@ -68,6 +69,13 @@ struct link_stats {
 	int clock_valid;
 	int64_t clock_offset_us; /* server time minus host wall time */
 	struct nodeconf_stats node;
+	int stopping; /* link_stop() was called: the subscriber is gone */
+	/* Why each connection last failed or was lost; "" if it never was. */
+	const char *command_error;
+	const char *subscriber_error;
+	/* Round trips on the command connection: FCALLs, everything else. */
+	struct histogram fcall_roundtrip;
+	struct histogram other_roundtrip;
 };
 
 /*

@@ -34,6 +34,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "delivery.h"
+#include "histogram.h"
 #include "link.h"
 #include "log.h"
 #include "names.h"
@@ -118,7 +119,8 @@ struct namespace
 	uint64_t dead;
 
 	uint64_t fired[VIA_COUNT];
-	struct lateness lateness[VIA_COUNT];
+	struct histogram lateness[VIA_COUNT];
+	struct histogram sweep_roundtrip;
 	uint64_t sweeps;
 	uint64_t sweep_errors;
 	uint64_t replies_lost;
@@ -209,7 +211,7 @@ static void
 ns_count(struct namespace *ns, enum via via, long long count, long long now,
     const redisReply *dues)
 {
-	struct lateness *l = &ns->lateness[via];
+	struct histogram *h = &ns->lateness[via];
 	long long late;
 	size_t i;
 
@@ -227,10 +229,7 @@ ns_count(struct namespace *ns, enum via via, long long count, long long now,
 		late = now - dues->element[i]->integer;
 		if (late < 0)
 			late = 0;
-		l->count++;
-		l->sum_ms += (uint64_t)late;
-		if ((uint64_t)late > l->max_ms)
-			l->max_ms = (uint64_t)late;
+		histogram_observe(h, (uint64_t)late * 1000);
 	}
 }
 
@@ -340,6 +339,7 @@ sweep_cb(
 		ns->replies_lost++;
 		return; /* connection lost: its return sweeps everything */
 	}
+	histogram_observe(&ns->sweep_roundtrip, clock_mono_us() - sent_us);
 	if (reply->type == REDIS_REPLY_ERROR) {
 		ns_log_error(ns, reply->str);
 		if (strstr(reply->str, "Function not found") != NULL &&
@@ -637,6 +637,9 @@ namespace_new(struct event_base *base, struct evdns_base *dns,
 	ns->starved = VIA_NONE;
 	ns->wake_min = -1;
 	ns->next_due = -1;
+	for (i = 0; i < VIA_COUNT; i++)
+		histogram_init(&ns->lateness[i], &histogram_lateness);
+	histogram_init(&ns->sweep_roundtrip, &histogram_roundtrip);
 	if (CONF_SINK_DELIVERS(nscfg->sink)) {
 		ns->key_dead = names_key(nscfg->name, "dead");
 		snprintf(ns->maxlen, sizeof ns->maxlen, "%" PRIu64,
@@ -739,6 +742,7 @@ namespace_stats(const struct namespace *ns, struct namespace_stats *st)
 	st->sink = ns->sink;
 	memcpy(st->fired, ns->fired, sizeof st->fired);
 	memcpy(st->lateness, ns->lateness, sizeof st->lateness);
+	st->sweep_roundtrip = ns->sweep_roundtrip;
 	st->sweeps = ns->sweeps;
 	st->sweep_errors = ns->sweep_errors;
 	st->replies_lost = ns->replies_lost;

@@ -13,7 +13,8 @@
  *
  * It also owns the namespace's watch (watched prefixes), if any, and
  * counts what it fired by path, with the lateness of each event (fired
- * minus due, both on the Redis clock).
+ * minus due, both on the Redis clock) in a histogram: the one source of
+ * the figures the metrics show.
  */
 #ifndef LAPSE_NAMESPACE_H
 #define LAPSE_NAMESPACE_H
@@ -25,6 +26,7 @@
 
 #include "conf.h"
 #include "delivery.h"
+#include "histogram.h"
 #include "link.h"
 #include "watch.h"
 
@@ -36,19 +38,18 @@ enum via {
 	VIA_COUNT,
 };
 
-/* Lateness of the events fired by one path, in ms on the Redis clock. */
-struct lateness {
-	uint64_t count;
-	uint64_t sum_ms;
-	uint64_t max_ms;
-};
-
 /* What the status endpoint shows of a namespace. */
 struct namespace_stats {
 	const char *name;
 	const char *sink;
 	uint64_t fired[VIA_COUNT];
-	struct lateness lateness[VIA_COUNT];
+	/*
+	 * The lateness (fired - due, both on the Redis clock) of the events
+	 * fired by each path whose due times the library returned: all of
+	 * them since version 5, so count == fired.
+	 */
+	struct histogram lateness[VIA_COUNT];
+	struct histogram sweep_roundtrip; /* lapse_sweep calls answered */
 	uint64_t sweeps; /* lapse_sweep replies */
 	uint64_t sweep_errors; /* error replies */
 	uint64_t
