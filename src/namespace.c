@@ -92,6 +92,7 @@ struct namespace
 	const char *sink;
 	char maxlen[24]; /* stream-maxlen in decimal */
 	struct rcmd sweep_cmd[VIA_COUNT]; /* lapse_sweep, one per path */
+	struct rcmd stats_cmd; /* FCALL_RO lapse_stats, for namespace_query() */
 
 	struct event *timer; /* the head timer */
 	uint64_t timer_at; /* monotonic us it is armed for; 0: none */
@@ -130,6 +131,7 @@ struct namespace
 };
 
 static int ns_send(struct namespace *, enum via);
+static void ns_build_stats(struct namespace *, struct rcmd *);
 static void
 ns_build_sweep(struct namespace *, enum via, unsigned int batch, struct rcmd *);
 
@@ -564,6 +566,29 @@ ns_build_sweep(
 }
 
 /*
+ * FCALL_RO lapse_stats with the namespace's key names: the same call
+ * whatever the sink, since lapse_stats reads both hand-off keys.
+ */
+static void
+ns_build_stats(struct namespace *ns, struct rcmd *c)
+{
+	char *key;
+
+	rcmd_init(c);
+	rcmd_add_str(c, "FCALL_RO");
+	rcmd_add_str(c, "lapse_stats");
+	rcmd_add_str(c, "3");
+	rcmd_add_str(c, ns->key_due);
+	key = names_key(ns->ns->name, "fired");
+	rcmd_add_copy(c, key, strlen(key));
+	free(key);
+	key = names_key(ns->ns->name, "ready");
+	rcmd_add_copy(c, key, strlen(key));
+	free(key);
+	rcmd_add_str(c, ns->ns->name);
+}
+
+/*
  * An attempt ended: if events wait for a slot, sweep for them. With none
  * in flight the first free slot sweeps; with some in flight, another is
  * sent once a quarter of the slots are free and not promised to them, so
@@ -657,6 +682,7 @@ namespace_new(struct event_base *base, struct evdns_base *dns,
 			ns_build_sweep(ns, (enum via)i, cfg->sweep_batch,
 			    &ns->sweep_cmd[i]);
 	}
+	ns_build_stats(ns, &ns->stats_cmd);
 	ns->timer = evtimer_new(base, head_timer_cb, ns);
 	ns->sweep_timer = event_new(base, -1, EV_PERSIST, sweep_timer_cb, ns);
 	if (ns->timer == NULL || ns->sweep_timer == NULL)
@@ -724,6 +750,7 @@ namespace_free(struct namespace *ns)
 	delivery_free(ns->delivery);
 	for (i = 0; i < VIA_COUNT; i++)
 		rcmd_free(&ns->sweep_cmd[i]);
+	rcmd_free(&ns->stats_cmd);
 	free(ns->key_dead);
 	free(ns->key_due);
 	free(ns->key_jobs);
@@ -748,6 +775,7 @@ namespace_stats(const struct namespace *ns, struct namespace_stats *st)
 	st->replies_lost = ns->replies_lost;
 	st->next_due = ns->next_due;
 	st->last_error = ns->last_error;
+	st->watch_prefixes = ns->ns->nwatch;
 	if (ns->watch != NULL)
 		watch_stats(ns->watch, &st->watch);
 	if (ns->delivery != NULL) {
@@ -756,4 +784,85 @@ namespace_stats(const struct namespace *ns, struct namespace_stats *st)
 		st->leases_expired = ns->leases_expired;
 		st->dead = ns->dead;
 	}
+}
+
+/* A namespace_query() in flight: what to call with the answer. */
+struct ns_query {
+	namespace_query_cb *cb;
+	void *arg;
+};
+
+/*
+ * The figures of a lapse_stats reply { name, value, ... }: every one
+ * needed, each an integer in range. Returns 0, or -1 for anything else.
+ */
+static int
+ns_query_parse(const redisReply *reply, struct namespace_redis *st)
+{
+	const struct {
+		const char *name;
+		long long *field;
+		long long min; /* counts from 0; next_due is -1 when none */
+	} fields[] = {
+		{ "pending", &st->pending, 0 },
+		{ "overdue", &st->overdue, 0 },
+		{ "inflight", &st->inflight, 0 },
+		{ "dead", &st->dead, 0 },
+		{ "next_due", &st->next_due, -1 },
+	};
+	const size_t nfields = sizeof fields / sizeof fields[0];
+	const redisReply *name, *value;
+	unsigned int found = 0;
+	size_t i, k;
+
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements % 2 != 0)
+		return (-1);
+	for (i = 0; i < reply->elements; i += 2) {
+		name = reply->element[i];
+		value = reply->element[i + 1];
+		if (name->type != REDIS_REPLY_STRING)
+			return (-1);
+		for (k = 0; k < nfields; k++) {
+			if (strcmp(name->str, fields[k].name) != 0)
+				continue;
+			if (value->type != REDIS_REPLY_INTEGER ||
+			    value->integer < fields[k].min ||
+			    value->integer > CLOCK_MS_MAX)
+				return (-1);
+			*fields[k].field = value->integer;
+			found |= 1U << k;
+		}
+	}
+	return (found == (1U << nfields) - 1 ? 0 : -1);
+}
+
+static void
+query_cb(
+    struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
+{
+	struct ns_query *q = privdata;
+	struct namespace_redis st;
+
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR)
+		log_debug("lapse_stats refused: %s", reply->str);
+	if (reply == NULL || ns_query_parse(reply, &st) != 0)
+		q->cb(q->arg, NULL);
+	else
+		q->cb(q->arg, &st);
+	free(q);
+}
+
+int
+namespace_query(struct namespace *ns, namespace_query_cb *cb, void *arg)
+{
+	struct ns_query *q;
+
+	q = xcalloc(1, sizeof *q);
+	q->cb = cb;
+	q->arg = arg;
+	if (link_command(ns->link, query_cb, q, &ns->stats_cmd) != 0) {
+		free(q);
+		return (-1);
+	}
+	return (0);
 }

@@ -56,12 +56,25 @@ struct namespace_stats {
 	    replies_lost; /* calls in flight when the connection was lost */
 	int64_t next_due; /* earliest pending at the last reply; -1: none */
 	const char *last_error; /* NULL once a sweep succeeds again */
+	size_t watch_prefixes; /* 0: it watches nothing */
 	struct watch_stats watch; /* zero when it watches nothing */
 	int delivers; /* sink http or exec: the fields below apply */
 	struct delivery_stats delivery;
 	uint64_t leases_expired; /* recovered by this reactor's sweeps */
 	uint64_t dead; /* moved to the dead stream by those sweeps */
 };
+
+/* What Redis holds of a namespace now (lapse_stats), for the metrics. */
+struct namespace_redis {
+	long long pending; /* events in lapse:{NS}:due */
+	long long overdue; /* of those, due at or before Redis's now */
+	long long inflight; /* being delivered (sinks http and exec) */
+	long long dead; /* entries of the dead stream */
+	long long next_due; /* ms on the Redis clock; -1: none pending */
+};
+
+/* The answer to namespace_query(): st, or NULL when there was none. */
+typedef void namespace_query_cb(void *arg, const struct namespace_redis *st);
 
 struct namespace;
 
@@ -106,5 +119,15 @@ int namespace_stop(struct namespace *, namespace_done_cb *done, void *arg);
 
 /* Fill *st; the strings are borrowed until the next event of the loop. */
 void namespace_stats(const struct namespace *, struct namespace_stats *st);
+
+/*
+ * Ask Redis what it holds of the namespace: one FCALL_RO lapse_stats on
+ * the namespace's link (a few O(1) reads and a ZCOUNT), read-only. cb is
+ * called exactly once, from the loop: with the figures, or with NULL when
+ * Redis refused the call, answered nonsense, or the connection was lost
+ * first. Returns 0, or -1 when the link cannot send now (cb is then never
+ * called). The answer does not need the namespace: it may be freed first.
+ */
+int namespace_query(struct namespace *, namespace_query_cb *cb, void *arg);
 
 #endif

@@ -333,6 +333,7 @@ reactor_stats(const struct reactor *r, struct reactor_stats *st)
 	st->ns = xcalloc(st->nns, sizeof *st->ns);
 	for (i = 0; i < r->nns; i++)
 		namespace_stats(r->ns[i], &st->ns[i]);
+	st->stopping = r->stopping;
 }
 
 void
@@ -343,4 +344,25 @@ reactor_stats_free(struct reactor_stats *st)
 	st->links = NULL;
 	st->ns = NULL;
 	st->nlinks = st->nns = 0;
+}
+
+int
+reactor_query(struct reactor *r, size_t i, namespace_query_cb *cb, void *arg)
+{
+	/* Once stopping nothing new is sent: the loop ends when idle. */
+	if (r->stopping || i >= r->nns)
+		return (-1);
+	return (namespace_query(r->ns[i], cb, arg));
+}
+
+size_t
+reactor_nns(const struct reactor *r)
+{
+	return (r->nns);
+}
+
+int
+reactor_stopping(const struct reactor *r)
+{
+	return (r->stopping);
 }

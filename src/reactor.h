@@ -30,8 +30,9 @@ struct reactor;
 struct reactor_stats {
 	struct link_stats *links;
 	size_t nlinks;
-	struct namespace_stats *ns;
+	struct namespace_stats *ns; /* in the order of the configuration */
 	size_t nns;
+	int stopping; /* reactor_stop() was called */
 };
 
 /*
@@ -79,5 +80,17 @@ void reactor_free(struct reactor *);
  */
 void reactor_stats(const struct reactor *, struct reactor_stats *st);
 void reactor_stats_free(struct reactor_stats *st);
+
+/* How many namespaces it serves; whether reactor_stop() was called. */
+size_t reactor_nns(const struct reactor *);
+int reactor_stopping(const struct reactor *);
+
+/*
+ * Ask Redis what it holds of namespace i (the order of reactor_stats()):
+ * namespace_query() on the link of that namespace. Returns -1 (cb never
+ * called) when it cannot be sent now, or once the reactor is stopping.
+ */
+int
+reactor_query(struct reactor *, size_t i, namespace_query_cb *cb, void *arg);
 
 #endif
