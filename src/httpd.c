@@ -1,0 +1,289 @@
+/*
+ * The HTTP server. Invariants:
+ *
+ *  - Every request evhttp hands us becomes a struct httpd_req on the
+ *    server's open list until it is answered; httpd_reply() is the only
+ *    way out, and it frees the request. So httpd_free() can answer (and
+ *    so free) what a handler still holds, and nothing is leaked.
+ *  - A client that goes away while its answer is deferred does not free
+ *    the request under its handler: evhttp detaches a request the user
+ *    has not answered (its connection becomes NULL), and answering it
+ *    then only frees it.
+ *  - evhttp is told to accept every method it knows, so that this module,
+ *    not evhttp, answers the ones the routes do not serve: 405 with Allow.
+ */
+#include "config.h"
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/util.h>
+
+#include "codec.h"
+#include "hostport.h"
+#include "httpd.h"
+#include "log.h"
+#include "xmalloc.h"
+
+/* Pending connections the kernel queues for accept(). */
+#define HTTPD_BACKLOG 64
+
+/* Bytes of a request's URI quoted in a log line. */
+#define HTTPD_LOG_URI_MAX 128
+
+struct httpd_route {
+	const char *path;
+	httpd_route_cb *cb;
+	void *arg;
+};
+
+struct httpd_req {
+	TAILQ_ENTRY(httpd_req) entry;
+	struct httpd *httpd;
+	struct evhttp_request *req;
+	int head; /* HEAD: headers only */
+};
+TAILQ_HEAD(httpd_req_list, httpd_req);
+
+struct httpd {
+	struct evhttp *http;
+	struct httpd_route routes[HTTPD_ROUTES_MAX];
+	size_t nroutes;
+	struct httpd_req_list open; /* requests not answered yet */
+};
+
+int
+httpd_listen(const struct hostport *hp, char **cause)
+{
+	char name[HOSTPORT_BUFSIZE];
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	int fd, on = 1, saved;
+
+	hostport_sockaddr(hp, &ss, &sslen);
+	fd =
+	    socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		goto fail;
+	if (evutil_make_listen_socket_reuseable(fd) != 0)
+		goto fail;
+	/* [::] means every IPv6 address, not every address. */
+	if (ss.ss_family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on) != 0)
+		goto fail;
+	if (bind(fd, (struct sockaddr *)&ss, sslen) != 0 ||
+	    listen(fd, HTTPD_BACKLOG) != 0)
+		goto fail;
+	return (fd);
+
+fail:
+	saved = errno;
+	if (fd != -1)
+		close(fd);
+	xasprintf(cause, "cannot listen on %s: %s",
+	    hostport_format(hp, name, sizeof name), strerror(saved));
+	return (-1);
+}
+
+static const char *
+method_name(enum evhttp_cmd_type cmd)
+{
+	switch (cmd) {
+	case EVHTTP_REQ_GET:
+		return ("GET");
+	case EVHTTP_REQ_HEAD:
+		return ("HEAD");
+	case EVHTTP_REQ_POST:
+		return ("POST");
+	case EVHTTP_REQ_PUT:
+		return ("PUT");
+	case EVHTTP_REQ_DELETE:
+		return ("DELETE");
+	case EVHTTP_REQ_OPTIONS:
+		return ("OPTIONS");
+	case EVHTTP_REQ_TRACE:
+		return ("TRACE");
+	case EVHTTP_REQ_CONNECT:
+		return ("CONNECT");
+	case EVHTTP_REQ_PATCH:
+		return ("PATCH");
+	}
+	return ("?");
+}
+
+/* "GET /metrics 200 (127.0.0.1)" at debug. */
+static void
+log_request(struct evhttp_request *req, int code)
+{
+	struct evhttp_connection *evcon;
+	const char *uri = evhttp_request_get_uri(req);
+	char *peer = NULL, *q;
+	ev_uint16_t port = 0;
+
+	if (!log_enabled(LOG_LEVEL_DEBUG))
+		return;
+	evcon = evhttp_request_get_connection(req);
+	if (evcon != NULL)
+		evhttp_connection_get_peer(evcon, &peer, &port);
+	q = escape_bytes(uri, strlen(uri), HTTPD_LOG_URI_MAX);
+	log_debug("http: %s %s %d (%s)",
+	    method_name(evhttp_request_get_command(req)), q, code,
+	    peer != NULL ? peer : "gone");
+	free(q);
+}
+
+void
+httpd_reply(
+    struct httpd_req *r, int code, const char *type, struct evbuffer *body)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->req);
+	char len[24];
+
+	evhttp_add_header(h, "Content-Type", type);
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	if (r->head) {
+		/* evhttp counts no body for HEAD: say what GET would send. */
+		snprintf(len, sizeof len, "%zu",
+		    body != NULL ? evbuffer_get_length(body) : (size_t)0);
+		evhttp_add_header(h, "Content-Length", len);
+		if (body != NULL)
+			evbuffer_drain(body, evbuffer_get_length(body));
+		body = NULL;
+	}
+	log_request(r->req, code);
+	TAILQ_REMOVE(&r->httpd->open, r, entry);
+	evhttp_send_reply(r->req, code, NULL, body);
+	free(r);
+}
+
+void
+httpd_reply_text(struct httpd_req *r, int code, const char *fmt, ...)
+{
+	struct evbuffer *body = evbuffer_new();
+	va_list ap;
+
+	if (body == NULL)
+		fatalx("httpd_reply_text: cannot allocate a buffer");
+	va_start(ap, fmt);
+	evbuffer_add_vprintf(body, fmt, ap);
+	va_end(ap);
+	evbuffer_add(body, "\n", 1);
+	httpd_reply(r, code, HTTPD_TEXT, body);
+	evbuffer_free(body);
+}
+
+const char *
+httpd_req_uri(const struct httpd_req *r)
+{
+	return (evhttp_request_get_uri(r->req));
+}
+
+static const struct httpd_route *
+httpd_find(const struct httpd *s, const char *path)
+{
+	size_t i;
+
+	for (i = 0; path != NULL && i < s->nroutes; i++) {
+		if (strcmp(s->routes[i].path, path) == 0)
+			return (&s->routes[i]);
+	}
+	return (NULL);
+}
+
+/* Every request: 404, 405, or the route's handler. */
+static void
+request_cb(struct evhttp_request *req, void *arg)
+{
+	struct httpd *s = arg;
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const struct httpd_route *route;
+	struct httpd_req *r;
+
+	r = xcalloc(1, sizeof *r);
+	r->httpd = s;
+	r->req = req;
+	r->head = cmd == EVHTTP_REQ_HEAD;
+	TAILQ_INSERT_TAIL(&s->open, r, entry);
+
+	route = httpd_find(s, uri != NULL ? evhttp_uri_get_path(uri) : NULL);
+	if (route == NULL) {
+		httpd_reply_text(r, HTTP_NOTFOUND, "not found");
+		return;
+	}
+	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", "GET, HEAD");
+		httpd_reply_text(
+		    r, 405, "method not allowed (use GET or HEAD)");
+		return;
+	}
+	route->cb(r, route->arg);
+}
+
+struct httpd *
+httpd_new(struct event_base *base, int fd, char **cause)
+{
+	struct httpd *s;
+
+	s = xcalloc(1, sizeof *s);
+	TAILQ_INIT(&s->open);
+	s->http = evhttp_new(base);
+	if (s->http == NULL) {
+		close(fd);
+		free(s);
+		xasprintf(cause, "cannot create the HTTP server");
+		return (NULL);
+	}
+	if (evhttp_accept_socket_with_handle(s->http, fd) == NULL) {
+		close(fd);
+		httpd_free(s);
+		xasprintf(cause, "cannot accept HTTP connections");
+		return (NULL);
+	}
+	evhttp_set_allowed_methods(s->http,
+	    EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
+	        EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
+	        EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+	evhttp_set_max_headers_size(s->http, HTTPD_MAX_HEADERS);
+	evhttp_set_max_body_size(s->http, HTTPD_MAX_BODY);
+	evhttp_set_timeout(s->http, HTTPD_TIMEOUT_S);
+	evhttp_set_gencb(s->http, request_cb, s);
+	return (s);
+}
+
+void
+httpd_route(struct httpd *s, const char *path, httpd_route_cb *cb, void *arg)
+{
+	if (s->nroutes == HTTPD_ROUTES_MAX || httpd_find(s, path) != NULL)
+		fatalx("httpd_route: %s: a route too many", path);
+	s->routes[s->nroutes].path = path;
+	s->routes[s->nroutes].cb = cb;
+	s->routes[s->nroutes].arg = arg;
+	s->nroutes++;
+}
+
+void
+httpd_free(struct httpd *s)
+{
+	struct httpd_req *r;
+
+	if (s == NULL)
+		return;
+	while ((r = TAILQ_FIRST(&s->open)) != NULL)
+		httpd_reply_text(r, HTTP_SERVUNAVAIL, "shutting down");
+	evhttp_free(s->http);
+	free(s);
+}
