@@ -1,12 +1,13 @@
 /*
  * lapsed: the reactor daemon. main() reads as the order of start-up: the
  * command line, the configuration (any error: a message and exit 2, never a
- * run on defaults), the log target, the pidfile, the detach with -d, the
- * event loop and its signals; then it runs the reactor until SIGTERM or
- * SIGINT, after which it stops claiming, lets the calls in flight finish
- * and exits 0. Under systemd (Type=notify) it says READY=1 once the
- * reactor is connected, what it is doing in STATUS= lines, and STOPPING=1
- * at the signal (sdnotify.h).
+ * run on defaults), the log target, the pidfile, the listening socket of
+ * the HTTP endpoints, the detach with -d, the event loop, the endpoints
+ * and the signals; then it runs the reactor until SIGTERM or SIGINT, after
+ * which it stops claiming, lets the calls in flight finish and exits 0.
+ * Under systemd (Type=notify) it says READY=1 once the reactor is
+ * connected, what it is doing in STATUS= lines, and STOPPING=1 at the
+ * signal (sdnotify.h).
  *
  * Every step is a function that returns 0 to go on, or -1 with the exit
  * status in d->status and its message already written; teardown() then
@@ -33,7 +34,10 @@
 #include "cmdline.h"
 #include "conf.h"
 #include "file.h"
+#include "health.h"
+#include "httpd.h"
 #include "log.h"
+#include "metrics.h"
 #include "reactor.h"
 #include "redisurl.h"
 #include "sdnotify.h"
@@ -56,10 +60,13 @@ struct lapsed {
 	struct conf *cfg;
 	char *pidfile; /* absolute path of pidfile_arg; NULL without */
 	int pidfd; /* open and locked, or -1 */
+	int listen_fd; /* bound for the HTTP endpoints until served, or -1 */
 	struct event_base *base;
 	struct evdns_base *dns; /* NULL unless the URL names a host */
 	struct reactor *reactor;
 	struct sdnotify *notify; /* the service manager, if any */
+	struct httpd *httpd; /* NULL without listen */
+	struct metrics *metrics;
 	struct event *sigterm, *sigint, *sighup;
 	int ran; /* the loop was entered */
 
@@ -305,6 +312,26 @@ pidfile_remove(struct lapsed *d)
 	d->pidfd = -1;
 }
 
+/*
+ * listen: bind the endpoints' socket before detaching, so that an address
+ * in use (or not local) stops lapsed where the user sees why. Exit 1.
+ */
+static int
+listen_open(struct lapsed *d)
+{
+	char *cause;
+
+	if (!d->cfg->listen_set)
+		return (0);
+	d->listen_fd = httpd_listen(&d->cfg->listen, &cause);
+	if (d->listen_fd == -1) {
+		fprintf(stderr, "lapsed: %s\n", cause);
+		free(cause);
+		return (stop(d, 1));
+	}
+	return (0);
+}
+
 /* -d: detach; then, in the process that runs, write the pidfile. */
 static int
 detach(struct lapsed *d)
@@ -386,6 +413,35 @@ loop_create(struct lapsed *d)
 	return (0);
 }
 
+/*
+ * The HTTP endpoints on the loop: /metrics (read within command-timeout),
+ * /healthz and /readyz.
+ */
+static int
+serve(struct lapsed *d)
+{
+	char addr[HOSTPORT_BUFSIZE], *cause;
+	int fd = d->listen_fd;
+
+	if (fd == -1)
+		return (0);
+	d->listen_fd = -1; /* the server owns it now, even on failure */
+	d->httpd = httpd_new(d->base, fd, &cause);
+	if (d->httpd == NULL) {
+		log_errorx("%s", cause);
+		free(cause);
+		return (stop(d, 1));
+	}
+	d->metrics =
+	    metrics_new(d->base, d->reactor, d->cfg->command_timeout_ms);
+	httpd_route(d->httpd, "/metrics", metrics_serve, d->metrics);
+	httpd_route(d->httpd, "/healthz", health_serve_live, d->reactor);
+	httpd_route(d->httpd, "/readyz", health_serve_ready, d->reactor);
+	log_info("serving /metrics, /healthz and /readyz on http://%s/",
+	    hostport_format(&d->cfg->listen, addr, sizeof addr));
+	return (0);
+}
+
 static void
 signal_stop_cb(evutil_socket_t sig, short events, void *arg)
 {
@@ -444,6 +500,11 @@ run(struct lapsed *d)
 static void
 teardown(struct lapsed *d)
 {
+	/* The endpoints read the reactor: they go first. */
+	metrics_free(d->metrics);
+	httpd_free(d->httpd);
+	if (d->listen_fd != -1)
+		close(d->listen_fd);
 	reactor_free(d->reactor);
 	sdnotify_free(d->notify);
 	if (d->sigterm != NULL)
@@ -473,6 +534,7 @@ main(int argc, char **argv)
 	memset(&d, 0, sizeof d);
 	d.conf_path = LAPSED_CONF;
 	d.pidfd = -1;
+	d.listen_fd = -1;
 	log_init("lapsed", LOG_LEVEL_INFO);
 
 	if (parse_command_line(&d, argc, argv) != 0 || load_config(&d) != 0)
@@ -481,9 +543,10 @@ main(int argc, char **argv)
 		check_config(&d);
 		goto out;
 	}
-	if (open_log(&d) != 0 || pidfile_open(&d) != 0 || detach(&d) != 0)
+	if (open_log(&d) != 0 || pidfile_open(&d) != 0 ||
+	    listen_open(&d) != 0 || detach(&d) != 0)
 		goto out;
-	if (loop_create(&d) != 0 || signals_add(&d) != 0)
+	if (loop_create(&d) != 0 || serve(&d) != 0 || signals_add(&d) != 0)
 		goto out;
 	run(&d);
 out:

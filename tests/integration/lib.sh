@@ -414,6 +414,67 @@ fired_payloads() {
 	$0 == "payload" { getline; print id, $0 }'
 }
 
+# --- lapsed's HTTP endpoints (listen) ---------------------------------------
+
+# lapsed_listen_start NAME [CONF LINES...]: write NAME's config with
+# "listen = 127.0.0.1:PORT" and the LINES, start it, and wait (at most
+# 60 s: valgrind starts slowly) until it serves; a port that turns out to be taken is traded for
+# another, at most 5 times. Sets HTTP_PORT (and remembers it in
+# $T_DIR/NAME.port); bails out if lapsed does not serve.
+lapsed_listen_start() {
+	local name=$1 try port
+	shift
+	for try in 1 2 3 4 5; do
+		port=$((20000 + RANDOM % 40000))
+		: >"$T_DIR/$name.log"
+		lapsed_conf "$name" "listen = 127.0.0.1:$port" "$@"
+		lapsed_start "$name"
+		wait_until 60 "$name to serve HTTP" \
+		    "grep -q 'serving /metrics' '$T_DIR/$name.log' ||
+		    ! kill -0 $LAPSED_PID"
+		if grep -q 'serving /metrics' "$T_DIR/$name.log"; then
+			HTTP_PORT=$port
+			echo "$port" >"$T_DIR/$name.port"
+			return 0
+		fi
+		wait "$LAPSED_PID" 2>/dev/null
+		t_untrack "$LAPSED_PID"
+		grep -q 'Address already in use' "$T_DIR/$name.log" || break
+	done
+	echo "Bail out! lapsed $name does not serve HTTP"
+	sed 's/^/# /' "$T_DIR/$name.log"
+	exit 1
+}
+
+# http_get PATH [CURL ARGS...]: the body at PATH of the lapsed on
+# $HTTP_PORT (at most 10 s); curl's exit status.
+http_get() {
+	local path=$1
+	shift
+	curl -sS -m 10 "$@" "http://127.0.0.1:$HTTP_PORT$path"
+}
+
+# http_code PATH [CURL ARGS...]: the status code only ("000": no answer).
+http_code() {
+	local path=$1
+	shift
+	curl -s -m 10 -o /dev/null -w '%{http_code}' "$@" \
+	    "http://127.0.0.1:$HTTP_PORT$path"
+}
+
+# metric FILE SAMPLE: the value of the sample written exactly as SAMPLE
+# (name and labels, e.g. 'lapse_pending{ns="t"}') in a scrape saved in
+# FILE; nothing when it is absent.
+metric() {
+	awk -v s="$2" 'index($0, s " ") == 1 { print $NF }' "$1"
+}
+
+# metric_sum FILE PREFIX: the sum of the samples whose line starts with
+# PREFIX (e.g. 'lapse_fired_total{ns="t",'); 0 when none.
+metric_sum() {
+	awk -v p="$2" 'index($0, p) == 1 { n += $NF } END { print n + 0 }' "$1"
+}
+
 # --- the webhook receiver (tests/hookrecv) ----------------------------------
 
 : "${HOOKRECV:=hookrecv}"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # A clean shutdown leaks nothing: lapsed runs under valgrind through
 # connects, fired events, a killed subscriber and a killed command
-# connection, then SIGTERM; valgrind must report no leak and no error.
+# connection, deliveries and a scrape of its HTTP endpoints, then
+# SIGTERM; valgrind must report no leak and no error.
 # In the ASan build LeakSanitizer checks every lapsed at exit instead (each
 # test asserts exit 0), and valgrind cannot run ASan binaries.
 . "$TESTS_LIB"
@@ -19,7 +20,7 @@ hookrecv_start h
 printf 'whsec_%s\n' "$(printf 'k3y' | base64)" >"$T_DIR/h.secret"
 printf 'Authorization: Bearer x\n' >"$T_DIR/h.headers"
 LAPSED_WRAPPER="valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99 --log-file=$T_DIR/valgrind.log" \
-    start_reactors 1 "[namespace t]" "[namespace l]" "sink = list" \
+    lapsed_listen_start r1 "[namespace t]" "[namespace l]" "sink = list" \
     "[namespace h]" "sink = http" \
     "url = http://127.0.0.1:$HOOK_PORT_h/fail/1/" "retry = 100ms" \
     "signing-secret-file = $T_DIR/h.secret" \
@@ -28,6 +29,7 @@ LAPSED_WRAPPER="valgrind --quiet --leak-check=full --show-leak-kinds=definite,in
     "url = http://127.0.0.1:$HOOK_PORT_h/hang/" "timeout = 3s" \
     "[namespace x]" "sink = exec" "command = /bin/cat" \
     "[namespace y]" "sink = exec" "command = /bin/sleep 30" "timeout = 3s"
+wait_for 60 "lapsed to listen" lapsed_ready r1
 t_ok "lapsed runs under valgrind"
 now=$(redis_time_ms)
 schedule_bulk t 200 "$((now + 200))" 500
@@ -55,6 +57,10 @@ lapse_cli schedule s s1 --in 10ms >/dev/null
 lapse_cli schedule y y1 --in 10ms >/dev/null
 wait_until 30 "attempts under way" '[ "$(rcli ZCARD "lapse:{s}:inflight")$(
     rcli ZCARD "lapse:{y}:inflight")" = 11 ]'
+# The HTTP endpoints: a scrape (with its calls to Redis), health, a 404.
+t_is "/metrics, /healthz and a 404 served under valgrind" \
+    "$(http_code /metrics) $(http_code /healthz) $(http_code /nope)" \
+    "200 200 404"
 stop_reactors 1
 t_is "SIGTERM under valgrind: exit 0, no leak, no error" "$STOPPED" 0
 if [ "$STOPPED" != 0 ]; then
