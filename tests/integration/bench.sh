@@ -4,8 +4,9 @@
 # which its own redis-server and reactor fire every event exactly once,
 # its JSON saying so; the delivery scenarios, short, every event
 # delivered and acknowledged once with their yardsticks measured (and
-# http-drain without wrk: no ratio, and why); and nothing of the runs
-# left running.
+# http-drain without wrk: no ratio, and why); the scrape scenario, its two
+# runs firing every event once and every scrape answered; and nothing of
+# the runs left running.
 . "$TESTS_LIB"
 t_start 300
 
@@ -133,4 +134,23 @@ t_is "no wrk: every event delivered, the ratio skipped and why" \
 t_is "after the delivery runs, its directory is gone" "$(ls -A "$T_DIR/tmp")" ""
 t_is "after the delivery runs, none of its processes is left" \
     "$(pgrep -f "$T_DIR/tmp/" | wc -l)" 0
+# The scrape scenario, short: both runs fire every event once, the
+# second with every scrape answered, and both CPU figures measured.
+TMPDIR=$T_DIR/tmp run "$LAPSE_BENCH" --spawn 1 --lapsed "$LAPSED" \
+    --redis-server "$REDIS_PATH" --scenario scrape-1k --duration 2s --json -q
+t_is "scrape-1k exits 0" "$RC: $ERR" "0: "
+t_is "scrape-1k: every event fired once in both runs" \
+    "$(drow scrape-1k '[.scheduled, .fired, .lost, .duplicated, .early,
+        .scrape.without.scheduled, .scrape.without.fired,
+        .scrape.without.lost, .scrape.without.duplicated] | map(tostring) |
+        join(" ")')" "2000 2000 0 0 0 2000 2000 0 0"
+t_is "scrape-1k: /metrics scraped every second, every scrape answered" \
+    "$(drow scrape-1k '[.scrape.period_ms, .scrape.scrapes >= 2,
+        .scrape.failed] | map(tostring) | join(" ")')" "1000 true 0"
+t_match "scrape-1k: the reactor's CPU with, without, and the difference" \
+    "$(drow scrape-1k '[.scrape.reactor_cpu_pct_with,
+        .scrape.reactor_cpu_pct_without, .scrape.difference_pct] |
+        map(tostring) | join(" ")')" \
+    '^[0-9.]+ [0-9.]+ -?[0-9.]+(e-?[0-9]+)?$'
+t_is "after the scrape runs, its directory is gone" "$(ls -A "$T_DIR/tmp")" ""
 t_done

@@ -138,6 +138,8 @@ json_result(struct json_line *j, cJSON *o, const struct bench *b,
 	json_num(j, o, "malformed", (double)res->bad);
 	json_num(j, o, "left_pending", (double)res->left);
 	json_num_or_null(j, o, "reactor_cpu_pct", res->reactor_cpu);
+	json_num_or_null(
+	    j, o, "reactor_cpu_pct_schedstat", res->reactor_cpu_ns);
 	json_num_or_null(j, o, "reactor_peak_rss_kb", (double)res->rss_kb);
 	json_num_or_null(j, o, "redis_cpu_pct", res->redis_cpu);
 	json_num_or_null(j, o, "bench_cpu_pct", res->bench_cpu);
@@ -331,6 +333,36 @@ json_delivery(struct json_line *j, cJSON *o, const struct deliver_result *dr)
 	json_delivery_ceiling(j, d, dr);
 }
 
+/*
+ * "scrape": the scrape row's reactor CPU without listen (the run in
+ * "without", whole) and with /metrics scraped (the row's own result).
+ */
+static void
+json_scrape(
+    struct json_line *j, cJSON *o, const struct bench *b, const struct row *row)
+{
+	const struct result *quiet = row->quiet, *res = &row->res;
+	cJSON *sc, *without;
+
+	sc = json_obj(j, o, "scrape");
+	if (sc == NULL)
+		return;
+	json_num(j, sc, "period_ms", SCENARIO_SCRAPE_MS);
+	json_num(j, sc, "scrapes", (double)res->scrapes);
+	json_num(j, sc, "failed", (double)res->scrape_failures);
+	json_num_or_null(
+	    j, sc, "reactor_cpu_pct_without", quiet->reactor_cpu_ns);
+	json_num_or_null(j, sc, "reactor_cpu_pct_with", res->reactor_cpu_ns);
+	json_num_or_null(j, sc, "difference_pct",
+	    quiet->reactor_cpu_ns > 0 && res->reactor_cpu_ns >= 0
+	        ? (res->reactor_cpu_ns - quiet->reactor_cpu_ns) * 100 /
+	            quiet->reactor_cpu_ns
+	        : -1);
+	without = json_obj(j, sc, "without");
+	if (without != NULL)
+		json_result(j, without, b, quiet);
+}
+
 static int
 json_row(const struct bench *b, const struct row *row)
 {
@@ -358,6 +390,8 @@ json_row(const struct bench *b, const struct row *row)
 		json_probes(&j, b, row);
 	if (row->dlv != NULL)
 		json_delivery(&j, o, row->dlv);
+	if (row->quiet != NULL)
+		json_scrape(&j, o, b, row);
 	return (json_end(b, &j));
 }
 

@@ -1,6 +1,6 @@
 /*
  * Readings from /proc/PID/stat, /proc/PID/status, /proc/PID/comm,
- * /proc/cpuinfo, uname() and getrusage(). Files are read whole into small
+ * /proc/PID/task/TID/schedstat, /proc/cpuinfo, uname() and getrusage(). Files are read whole into small
  * buffers; a reading that cannot be made is reported, never guessed.
  */
 #include "config.h"
@@ -8,7 +8,9 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,6 +53,56 @@ proc_cpu_ticks(pid_t pid, long long *faults)
 	if (faults != NULL)
 		*faults = (long long)minflt;
 	return ((long long)(ut + st));
+}
+
+/* The first field of a schedstat file (ns on a CPU), or -1. */
+static long long
+proc_schedstat_ns(const char *path)
+{
+	unsigned long long ns;
+	char buf[128];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return (-1);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return (-1);
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu", &ns) != 1 || ns > (unsigned long long)LLONG_MAX)
+		return (-1);
+	return ((long long)ns);
+}
+
+long long
+proc_cpu_ns(pid_t pid)
+{
+	char dir[64], path[384];
+	struct dirent *de;
+	long long sum = 0, ns;
+	int found = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof dir, "/proc/%ld/task", (long)pid);
+	d = opendir(dir);
+	if (d == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "%s/%s/schedstat", dir, de->d_name);
+		/* A thread that ended meanwhile took its time with it. */
+		ns = proc_schedstat_ns(path);
+		if (ns < 0)
+			continue;
+		sum += ns;
+		found = 1;
+	}
+	closedir(d);
+	return (found ? sum : -1);
 }
 
 long

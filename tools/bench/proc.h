@@ -14,6 +14,14 @@
  */
 long long proc_cpu_ticks(pid_t pid, long long *faults);
 
+/*
+ * Time every thread of pid has spent on a CPU, in ns, from
+ * /proc/PID/task/TID/schedstat: the scheduler's own accounting, where
+ * /proc/PID/stat counts clock ticks (10 ms), too coarse to compare two
+ * runs whose CPU differs by a few percent. -1 when it cannot be read.
+ */
+long long proc_cpu_ns(pid_t pid);
+
 /* Peak resident set (VmHWM) of pid in kB; -1 when it cannot be read. */
 long proc_peak_rss_kb(pid_t pid);
 

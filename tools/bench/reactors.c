@@ -2,7 +2,7 @@
  * Spawned reactors get a config of their own: the private Redis, the
  * sweep settings of the command line, the run's paths (written only when
  * not the default, so that a lapsed without the key still runs the other
- * scenarios) and one namespace with the run's sink: a stream, or for the
+ * scenarios), its listen address when it has one, and one namespace with the run's sink: a stream, or for the
  * delivery scenarios http to the receiver or exec of a command, with
  * their concurrency (every other delivery setting is lapsed's default).
  */
@@ -81,6 +81,8 @@ reactors_write_conf(const struct bench *b, const struct run_spec *spec,
 		reactors_path_list(spec->paths, paths, sizeof paths);
 		fprintf(f, "paths = %s\n", paths);
 	}
+	if (spec->listen_port != 0)
+		fprintf(f, "listen = 127.0.0.1:%u\n", spec->listen_port);
 	fprintf(f, "\n[namespace %s]\n", spec->ns);
 	reactors_write_sink(b, spec, f);
 	if (spec->horizon_ms != 0)
@@ -120,16 +122,19 @@ reactors_spawn(
 	return (0);
 }
 
-/* Wait until reactor i is ready, or until. */
+/* Wait until reactor i is ready (and serves, with listen), or until. */
 static int
-reactors_wait_ready(struct bench *b, int i, uint64_t until, char **cause)
+reactors_wait_ready(struct bench *b, const struct run_spec *spec, int i,
+    uint64_t until, char **cause)
 {
 	struct reactor *r = &b->reactors[i];
 	char *last;
 	int status;
 
 	while (!child_log_contains(r->log, "listening for expired keys") ||
-	    !child_log_contains(r->log, "redis command: connected")) {
+	    !child_log_contains(r->log, "redis command: connected") ||
+	    (spec->listen_port != 0 &&
+	        !child_log_contains(r->log, "serving /metrics"))) {
 		if (!child_alive(r->pid, &status)) {
 			r->pid = -1;
 			last = child_log_last_line(r->log);
@@ -161,7 +166,7 @@ reactors_start(struct bench *b, const struct run_spec *spec, char **cause)
 	}
 	until = clock_mono_us() + CHILD_START_WAIT_US;
 	for (i = 0; i < spec->reactors; i++) {
-		if (reactors_wait_ready(b, i, until, cause) != 0)
+		if (reactors_wait_ready(b, spec, i, until, cause) != 0)
 			return (-1);
 	}
 	return (0);
@@ -257,6 +262,23 @@ reactors_cpu_ticks(const struct bench *b)
 		return (-1);
 	for (i = 0; i < reactors_measured(b); i++) {
 		t = proc_cpu_ticks(reactors_pid(b, i), NULL);
+		if (t < 0)
+			return (-1);
+		sum += t;
+	}
+	return (sum);
+}
+
+long long
+reactors_cpu_ns(const struct bench *b)
+{
+	long long sum = 0, t;
+	size_t i;
+
+	if (reactors_measured(b) == 0)
+		return (-1);
+	for (i = 0; i < reactors_measured(b); i++) {
+		t = proc_cpu_ns(reactors_pid(b, i));
 		if (t < 0)
 			return (-1);
 		sum += t;

@@ -42,6 +42,9 @@ int reactors_alive(struct bench *b, char **cause);
  * read or none is known. */
 long long reactors_cpu_ticks(const struct bench *b);
 
+/* The same in ns on a CPU (proc_cpu_ns()); -1 when any cannot be read
+ * or none is known. */
+long long reactors_cpu_ns(const struct bench *b);
 /* The largest peak RSS of the reactors measured, kB; -1 unknown. */
 long reactors_peak_rss_kb(const struct bench *b);
 

@@ -45,6 +45,7 @@ result_init(struct result *res)
 
 	memset(res, 0, sizeof *res);
 	res->reactor_cpu = -1;
+	res->reactor_cpu_ns = -1;
 	res->redis_cpu = -1;
 	res->bench_cpu = -1;
 	res->rss_kb = -1;

@@ -32,6 +32,9 @@ struct result {
 	double sustained; /* events/s fired */
 	struct hist_summary lat[RESULT_NVIA];
 	double reactor_cpu; /* % of one core, all reactors; < 0 unknown */
+	double reactor_cpu_ns; /* the same from ns on a CPU; < 0 unknown */
+	uint64_t scrapes; /* GET /metrics answered 200 during the run */
+	uint64_t scrape_failures; /* and not */
 	long rss_kb; /* largest reactor VmHWM; -1 unknown */
 	double redis_cpu;
 	double redis_us_per_event; /* Redis CPU per fired event; < 0 unknown */

@@ -20,6 +20,7 @@
 #include "row.h"
 #include "runner.h"
 #include "sched.h"
+#include "scraper.h"
 #include "server.h"
 #include "xmalloc.h"
 
@@ -233,6 +234,42 @@ row_max(struct bench *b, struct row *row, struct run_spec *spec, char **cause)
 	return (0);
 }
 
+/*
+ * The scrape scenario: the same rate twice, each with a fresh reactor
+ * and a clean namespace, first without listen (kept in row->quiet), then
+ * with it and /metrics scraped every SCENARIO_SCRAPE_MS (the row's
+ * result), so that the difference in the reactor's CPU is what serving
+ * the scrapes costs it.
+ */
+static int
+row_scrape(
+    struct bench *b, struct row *row, struct run_spec *spec, char **cause)
+{
+	spec->rate = row->def->rate;
+	spec->total = spec->rate * row->duration_ms / 1000;
+	row->quiet = xcalloc(1, sizeof *row->quiet);
+	bench_say(b, "  without listen");
+	if (runner_run(b, spec, row->quiet, cause) != 0 ||
+	    server_clean_ns(b, spec->ns, cause) != 0)
+		return (-1);
+	spec->listen_port = scraper_free_port(cause);
+	if (spec->listen_port == 0)
+		return (-1);
+	spec->scrape_ms = SCENARIO_SCRAPE_MS;
+	bench_say(b,
+	    "  with listen = 127.0.0.1:%u, /metrics scraped every %d ms",
+	    spec->listen_port, SCENARIO_SCRAPE_MS);
+	if (runner_run(b, spec, &row->res, cause) != 0)
+		return (-1);
+	if (row->res.scrape_failures != 0 || row->res.scrapes == 0) {
+		xasprintf(cause, "%" PRIu64 " of %" PRIu64 " scrapes failed",
+		    row->res.scrape_failures,
+		    row->res.scrapes + row->res.scrape_failures);
+		return (-1);
+	}
+	return (0);
+}
+
 /* The row's settings, and the spec of its runs, from def and the
  * command line. */
 static void
@@ -279,9 +316,12 @@ row_prepare(
 		if (row_keys(b, b->o.big, 0, cause) != 0)
 			return (-1);
 	}
-	/* A delivery row measures deliveries, not what events cost. */
+	/*
+	 * A delivery row measures deliveries, not what events cost; a scrape
+	 * row's two runs must see the same database.
+	 */
 	n = def->pending_big ? b->o.big : b->o.mem_events;
-	if (scenario_delivers(def))
+	if (scenario_delivers(def) || def->kind == SCENARIO_SCRAPE)
 		n = 0;
 	if (def->pending_big)
 		row->big = b->o.big;
@@ -323,6 +363,8 @@ row_measure(
 	case SCENARIO_DELIVER_DRAIN:
 	case SCENARIO_DELIVER_RATE:
 		return (deliver_run(b, row, spec, cause));
+	case SCENARIO_SCRAPE:
+		return (row_scrape(b, row, spec, cause));
 	}
 	return (runner_run(b, spec, &row->res, cause));
 }
@@ -344,6 +386,12 @@ row_run(struct bench *b, const struct scenario *def, struct row *row)
 		    row->res.fired, row->res.scheduled, row->res.sustained,
 		    row->res.lat[RESULT_VIA_ALL].p99, row->res.lost,
 		    row->res.dup);
+	if (cause == NULL && row->quiet != NULL)
+		bench_say(b,
+		    "  reactor CPU: %.2f%% without listen, %.2f%% with %" PRIu64
+		    " scrapes (%" PRIu64 " failed)",
+		    row->quiet->reactor_cpu_ns, row->res.reactor_cpu_ns,
+		    row->res.scrapes, row->res.scrape_failures);
 	if (cause != NULL) {
 		bench_say(b, "  %s: %s", def->name, cause);
 		row_set_error(row, cause);
@@ -366,5 +414,8 @@ row_free(struct row *row)
 		result_free(&row->probes[i]);
 	free(row->probes);
 	deliver_result_free(row->dlv);
+	if (row->quiet != NULL)
+		result_free(row->quiet);
+	free(row->quiet);
 	free(row->error);
 }

@@ -2,8 +2,9 @@
  * A scenario made into a row of the report: the database prepared as
  * the scenario asks (unrelated long-TTL keys, far-future pending events,
  * whose Redis memory is measured on the way), then one run, a drain, the
- * search for the highest sustainable rate, one probe a run, or a delivery
- * run (deliver.c); and the namespace cleaned after it.
+ * search for the highest sustainable rate, one probe a run, a delivery
+ * run (deliver.c), or a run without and one with /metrics scraped; and
+ * the namespace cleaned after it.
  */
 #ifndef LAPSE_BENCH_ROW_H
 #define LAPSE_BENCH_ROW_H
@@ -30,6 +31,7 @@ struct row {
 	struct result *probes; /* SCENARIO_MAX */
 	size_t nprobes;
 	struct deliver_result *dlv; /* the delivery scenarios' figures */
+	struct result *quiet; /* SCENARIO_SCRAPE: the run without listen */
 	char *error; /* the scenario could not run */
 };
 

@@ -26,6 +26,7 @@
 #include "runner.h"
 #include "sample.h"
 #include "sched.h"
+#include "scraper.h"
 #include "server.h"
 
 /*
@@ -43,6 +44,7 @@ struct run {
 	struct plan plan;
 	struct sched sched;
 	struct consumer cs;
+	struct scraper scraper; /* with spec->scrape_ms */
 	struct sample start; /* the reactors started */
 	struct sample mark; /* a rate's first due time */
 	struct sample end;
@@ -106,6 +108,10 @@ run_start(struct run *r, char **cause)
 		return (-1);
 	if (b->dir != NULL && reactors_start(b, r->spec, cause) != 0)
 		return (-1);
+	if (r->spec->scrape_ms != 0 &&
+	    scraper_start(&r->scraper, r->spec->listen_port, r->spec->scrape_ms,
+	        cause) != 0)
+		return (-1);
 	if (server_clock_sync(b, cause) != 0)
 		return (-1);
 	sample_take(b, &r->start);
@@ -155,6 +161,7 @@ run_wait(struct run *r, char **cause)
 	struct bench *b = r->b;
 
 	consumer_join(&r->cs);
+	scraper_stop(&r->scraper, &r->res->scrapes, &r->res->scrape_failures);
 	r->from = &r->mark;
 	if (r->spec->rate == 0 || r->mark.mono_us == 0) {
 		r->from = &r->start;
@@ -181,6 +188,10 @@ run_judge_cpu(struct run *r, uint64_t window_us)
 
 	res->reactor_cpu =
 	    sample_cpu_pct(from->reactors, end->reactors, window_us);
+	if (from->reactors_ns >= 0 && end->reactors_ns >= 0 && window_us > 0)
+		res->reactor_cpu_ns =
+		    (double)(end->reactors_ns - from->reactors_ns) / 10 /
+		    (double)window_us;
 	res->redis_cpu = sample_cpu_pct(from->redis, end->redis, window_us);
 	res->bench_cpu =
 	    (end->self_us - from->self_us) * 100 / (double)window_us;
@@ -306,6 +317,9 @@ run_teardown(struct run *r, int rc, char **cause)
 	char *why = NULL;
 
 	consumer_abort(&r->cs);
+	if (r->scraper.started)
+		scraper_stop(
+		    &r->scraper, &r->res->scrapes, &r->res->scrape_failures);
 	if (b->dir != NULL && reactors_stop(b, rc == 0 ? cause : &why) != 0)
 		rc = -1;
 	free(why);

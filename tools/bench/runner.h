@@ -1,8 +1,8 @@
 /*
  * One run: (with --spawn) start the reactors, schedule the events while
- * the consumer reads the fired stream, account for every id, measure the
- * CPU of every process over the steady state, and (with --spawn) stop
- * the reactors. A drain schedules its whole backlog, already due, before
+ * the consumer reads the fired stream (and, when asked, a scraper reads
+ * a reactor's /metrics), account for every id, measure the CPU of every
+ * process over the steady state, and (with --spawn) stop the reactors. A drain schedules its whole backlog, already due, before
  * the reactors start, and is measured from their start.
  */
 #ifndef LAPSE_BENCH_RUNNER_H
@@ -27,6 +27,8 @@ struct run_spec {
 	const char *url; /* sink http: where they POST (borrowed) */
 	const char *command; /* sink exec: what they run (borrowed) */
 	uint64_t concurrency; /* sinks http and exec */
+	unsigned int listen_port; /* their listen on 127.0.0.1; 0: none */
+	uint64_t scrape_ms; /* GET /metrics this often meanwhile; 0: never */
 };
 
 /*

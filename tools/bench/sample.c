@@ -18,6 +18,7 @@ sample_take(const struct bench *b, struct sample *s)
 {
 	s->mono_us = clock_mono_us();
 	s->reactors = reactors_cpu_ticks(b);
+	s->reactors_ns = reactors_cpu_ns(b);
 	s->redis = s->redis_faults = -1;
 	if (b->redis_pid > 0)
 		s->redis = proc_cpu_ticks(b->redis_pid, &s->redis_faults);

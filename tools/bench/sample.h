@@ -16,6 +16,7 @@ struct bench;
 struct sample {
 	uint64_t mono_us; /* when it was taken; 0: not yet */
 	long long reactors; /* clock ticks of all; -1 unknown */
+	long long reactors_ns; /* ns on a CPU of all; -1 unknown */
 	long long redis;
 	long long redis_faults; /* minor page faults; -1 unknown */
 	double self_us;

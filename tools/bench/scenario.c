@@ -180,6 +180,16 @@ static const struct scenario scenarios[] = {
 	    .group = SCENARIO_GROUP_DELIVERY,
 	},
 	{
+	    .name = "scrape-1k",
+	    .kind = SCENARIO_SCRAPE,
+	    .rate = 1000,
+	    .reactors = 1,
+	    .paths = CONF_PATHS_ALL,
+	    .flags = SCENARIO_SPAWN | SCENARIO_NEEDS_SPAWN,
+	    .what = "1,000 events/s twice, fresh reactor each: without "
+	            "listen, then with /metrics scraped every second",
+	},
+	{
 	    .name = "custom",
 	    .kind = SCENARIO_RATE,
 	    .paths = CONF_PATHS_ALL,

@@ -2,8 +2,9 @@
  * The scenarios lapse-bench knows: what each schedules (a rate for a
  * duration, the search for the highest sustainable rate, or a backlog
  * drained at once), with how many reactors, which firing paths, which
- * surroundings (a million pending events, a million unrelated keys) and
- * which sink (the stream, or delivery by http or exec). The table is
+ * surroundings (a million pending events, a million unrelated keys),
+ * which sink (the stream, or delivery by http or exec), and whether
+ * /metrics is scraped. The table is
  * constant data; nothing here does I/O.
  */
 #ifndef LAPSE_BENCH_SCENARIO_H
@@ -18,7 +19,11 @@ enum scenario_kind {
 	SCENARIO_DRAIN, /* a backlog due at once, then start the reactors */
 	SCENARIO_DELIVER_DRAIN, /* as a drain, delivered by sink http or exec */
 	SCENARIO_DELIVER_RATE, /* as a rate, delivered by sink http or exec */
+	SCENARIO_SCRAPE, /* a rate twice: without listen, then scraped */
 };
+
+/* How often the scrape scenario GETs /metrics, as Prometheus would. */
+#define SCENARIO_SCRAPE_MS 1000
 
 /* Where the reactors put what fires. */
 enum scenario_sink {

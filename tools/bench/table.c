@@ -375,6 +375,45 @@ table_delivery(const struct bench *b, long ncpu)
 	}
 }
 
+/* The reactor's CPU without and with /metrics scraped, per scrape row. */
+static void
+table_scrape(const struct bench *b)
+{
+	const struct result *quiet, *res;
+	char c[3][CELL];
+	size_t i;
+	int header = 0;
+
+	for (i = 0; i < b->nrows; i++) {
+		quiet = b->rows[i].quiet;
+		res = &b->rows[i].res;
+		if (quiet == NULL || res->scheduled == 0)
+			continue;
+		if (!header) {
+			printf("\nreactor CPU (%% of one core, from "
+			       "/proc/PID/task/*/schedstat) with /metrics\n"
+			       "scraped every %d ms, next to the same run "
+			       "without listen:\n",
+			    SCENARIO_SCRAPE_MS);
+			printf("%-19s %9s %9s %11s %8s %7s\n", "scenario",
+			    "without", "with", "difference", "scrapes",
+			    "failed");
+			header = 1;
+		}
+		table_float(c[0], quiet->reactor_cpu_ns, 2);
+		table_float(c[1], res->reactor_cpu_ns, 2);
+		if (quiet->reactor_cpu_ns > 0 && res->reactor_cpu_ns >= 0)
+			snprintf(c[2], CELL, "%+.1f%%",
+			    (res->reactor_cpu_ns - quiet->reactor_cpu_ns) *
+			        100 / quiet->reactor_cpu_ns);
+		else
+			snprintf(c[2], CELL, "-");
+		printf("%-19s %9s %9s %11s %8" PRIu64 " %7" PRIu64 "\n",
+		    b->rows[i].def->name, c[0], c[1], c[2], res->scrapes,
+		    res->scrape_failures);
+	}
+}
+
 /* The probes of every max search: rate and whether it passed. */
 static void
 table_probes(const struct bench *b)
@@ -402,6 +441,7 @@ table_print(const struct bench *b, const struct proc_machine *m)
 	table_rows(b);
 	table_paths(b);
 	table_delivery(b, m->ncpu);
+	table_scrape(b);
 	table_work(b);
 	table_probes(b);
 	fflush(stdout);
