@@ -152,5 +152,9 @@ t_match "scrape-1k: the reactor's CPU with, without, and the difference" \
         .scrape.reactor_cpu_pct_without, .scrape.difference_pct] |
         map(tostring) | join(" ")')" \
     '^[0-9.]+ [0-9.]+ -?[0-9.]+(e-?[0-9]+)?$'
+t_match "scrape-1k: the reactor's CPU per scrape, and its share" \
+    "$(drow scrape-1k '[.scrape.reactor_us_per_scrape,
+        .scrape.scrape_cost_pct] | map(tostring) | join(" ")')" \
+    '^-?[0-9.]+(e-?[0-9]+)? -?[0-9.]+(e-?[0-9]+)?$'
 t_is "after the scrape runs, its directory is gone" "$(ls -A "$T_DIR/tmp")" ""
 t_done

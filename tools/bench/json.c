@@ -342,6 +342,7 @@ json_scrape(
     struct json_line *j, cJSON *o, const struct bench *b, const struct row *row)
 {
 	const struct result *quiet = row->quiet, *res = &row->res;
+	double per_scrape, overhead;
 	cJSON *sc, *without;
 
 	sc = json_obj(j, o, "scrape");
@@ -358,6 +359,10 @@ json_scrape(
 	        ? (res->reactor_cpu_ns - quiet->reactor_cpu_ns) * 100 /
 	            quiet->reactor_cpu_ns
 	        : -1);
+	result_scrape_cost(
+	    quiet, res, SCENARIO_SCRAPE_MS, &per_scrape, &overhead);
+	json_num_or_null(j, sc, "reactor_us_per_scrape", per_scrape);
+	json_num_or_null(j, sc, "scrape_cost_pct", overhead);
 	without = json_obj(j, sc, "without");
 	if (without != NULL)
 		json_result(j, without, b, quiet);

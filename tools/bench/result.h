@@ -35,6 +35,8 @@ struct result {
 	double reactor_cpu_ns; /* the same from ns on a CPU; < 0 unknown */
 	uint64_t scrapes; /* GET /metrics answered 200 during the run */
 	uint64_t scrape_failures; /* and not */
+	uint64_t scrape_cpu_ns; /* the reactor's CPU while they were served */
+	uint64_t scrape_wall_ns; /* and their wall time */
 	long rss_kb; /* largest reactor VmHWM; -1 unknown */
 	double redis_cpu;
 	double redis_us_per_event; /* Redis CPU per fired event; < 0 unknown */
@@ -67,6 +69,17 @@ void result_judge(struct result *res, uint64_t max_late_ms);
 
 /* Copy src into dst, with a why of its own. */
 void result_copy(struct result *dst, const struct result *src);
+
+/*
+ * What serving one scrape cost the reactor, from with (a run scraped
+ * every period_ms) and without (the same run without listen): the CPU
+ * time it spent while the scrapes were served, less what it would have
+ * spent in that wall time anyway (without's CPU rate), per scrape, in us;
+ * and that cost at one scrape every period_ms as a percentage of
+ * without's CPU. Both -1 when a figure is missing.
+ */
+void result_scrape_cost(const struct result *without, const struct result *with,
+    uint64_t period_ms, double *per_scrape_us, double *overhead_pct);
 
 /* Free what a result owns. */
 void result_free(struct result *);

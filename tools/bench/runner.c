@@ -108,9 +108,9 @@ run_start(struct run *r, char **cause)
 		return (-1);
 	if (b->dir != NULL && reactors_start(b, r->spec, cause) != 0)
 		return (-1);
-	if (r->spec->scrape_ms != 0 &&
-	    scraper_start(&r->scraper, r->spec->listen_port, r->spec->scrape_ms,
-	        cause) != 0)
+	if (r->spec->scrape_ms != 0 && b->nreactors > 0 &&
+	    scraper_start(&r->scraper, r->spec->listen_port, b->reactors[0].pid,
+	        r->spec->scrape_ms, cause) != 0)
 		return (-1);
 	if (server_clock_sync(b, cause) != 0)
 		return (-1);
@@ -149,6 +149,21 @@ run_schedule(struct run *r, char **cause)
 	return (0);
 }
 
+/* Stop the scraper, if it runs, and keep its counts. */
+static void
+run_scraper_stop(struct run *r)
+{
+	struct scraper_counts c;
+
+	if (!r->scraper.started)
+		return;
+	scraper_stop(&r->scraper, &c);
+	r->res->scrapes = c.ok;
+	r->res->scrape_failures = c.failed;
+	r->res->scrape_cpu_ns = c.cpu_ns;
+	r->res->scrape_wall_ns = c.wall_ns;
+}
+
 /*
  * Wait for the consumer. The measurement runs from the mark (or, when
  * the run was shorter than the delay, and for a drain, from the start)
@@ -161,7 +176,7 @@ run_wait(struct run *r, char **cause)
 	struct bench *b = r->b;
 
 	consumer_join(&r->cs);
-	scraper_stop(&r->scraper, &r->res->scrapes, &r->res->scrape_failures);
+	run_scraper_stop(r);
 	r->from = &r->mark;
 	if (r->spec->rate == 0 || r->mark.mono_us == 0) {
 		r->from = &r->start;
@@ -317,9 +332,7 @@ run_teardown(struct run *r, int rc, char **cause)
 	char *why = NULL;
 
 	consumer_abort(&r->cs);
-	if (r->scraper.started)
-		scraper_stop(
-		    &r->scraper, &r->res->scrapes, &r->res->scrape_failures);
+	run_scraper_stop(r);
 	if (b->dir != NULL && reactors_stop(b, rc == 0 ? cause : &why) != 0)
 		rc = -1;
 	free(why);

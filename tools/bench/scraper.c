@@ -18,6 +18,7 @@
 
 #include "bench.h"
 #include "clock.h"
+#include "proc.h"
 #include "scraper.h"
 #include "xmalloc.h"
 
@@ -121,7 +122,8 @@ static void *
 scraper_main(void *arg)
 {
 	struct scraper *s = arg;
-	uint64_t next = clock_mono_us(), now;
+	uint64_t next = clock_mono_us(), now, t0, t1;
+	long long cpu0, cpu1;
 	int rc;
 
 	while (!scraper_stopping(s)) {
@@ -133,23 +135,33 @@ scraper_main(void *arg)
 			continue;
 		}
 		next += s->period_us;
+		cpu0 = proc_cpu_ns(s->pid);
+		t0 = clock_mono_us();
 		rc = scraper_get(s->port);
+		t1 = clock_mono_us();
+		cpu1 = proc_cpu_ns(s->pid);
 		pthread_mutex_lock(&s->lock);
-		if (rc == 0)
-			s->ok++;
-		else
-			s->failed++;
+		if (rc != 0)
+			s->counts.failed++;
+		else {
+			s->counts.ok++;
+			if (cpu0 >= 0 && cpu1 >= cpu0) {
+				s->counts.cpu_ns += (uint64_t)(cpu1 - cpu0);
+				s->counts.wall_ns += (t1 - t0) * 1000;
+			}
+		}
 		pthread_mutex_unlock(&s->lock);
 	}
 	return (NULL);
 }
 
 int
-scraper_start(
-    struct scraper *s, unsigned int port, uint64_t period_ms, char **cause)
+scraper_start(struct scraper *s, unsigned int port, pid_t pid,
+    uint64_t period_ms, char **cause)
 {
 	memset(s, 0, sizeof *s);
 	s->port = port;
+	s->pid = pid;
 	s->period_us = period_ms * 1000;
 	pthread_mutex_init(&s->lock, NULL);
 	if (pthread_create(&s->thread, NULL, scraper_main, s) != 0) {
@@ -162,9 +174,9 @@ scraper_start(
 }
 
 void
-scraper_stop(struct scraper *s, uint64_t *ok, uint64_t *failed)
+scraper_stop(struct scraper *s, struct scraper_counts *c)
 {
-	*ok = *failed = 0;
+	memset(c, 0, sizeof *c);
 	if (!s->started)
 		return;
 	pthread_mutex_lock(&s->lock);
@@ -172,7 +184,6 @@ scraper_stop(struct scraper *s, uint64_t *ok, uint64_t *failed)
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
 	s->started = 0;
-	*ok = s->ok;
-	*failed = s->failed;
+	*c = s->counts;
 	pthread_mutex_destroy(&s->lock);
 }

@@ -380,7 +380,8 @@ static void
 table_scrape(const struct bench *b)
 {
 	const struct result *quiet, *res;
-	char c[3][CELL];
+	double per_scrape, overhead;
+	char c[5][CELL];
 	size_t i;
 	int header = 0;
 
@@ -395,9 +396,9 @@ table_scrape(const struct bench *b)
 			       "scraped every %d ms, next to the same run "
 			       "without listen:\n",
 			    SCENARIO_SCRAPE_MS);
-			printf("%-19s %9s %9s %11s %8s %7s\n", "scenario",
-			    "without", "with", "difference", "scrapes",
-			    "failed");
+			printf("%-19s %9s %9s %11s %8s %7s %10s %9s\n",
+			    "scenario", "without", "with", "difference",
+			    "scrapes", "failed", "us/scrape", "cost");
 			header = 1;
 		}
 		table_float(c[0], quiet->reactor_cpu_ns, 2);
@@ -408,10 +409,27 @@ table_scrape(const struct bench *b)
 			        100 / quiet->reactor_cpu_ns);
 		else
 			snprintf(c[2], CELL, "-");
-		printf("%-19s %9s %9s %11s %8" PRIu64 " %7" PRIu64 "\n",
+		result_scrape_cost(
+		    quiet, res, SCENARIO_SCRAPE_MS, &per_scrape, &overhead);
+		table_float(c[3], per_scrape, 0);
+		if (overhead >= 0)
+			snprintf(c[4], CELL, "+%.2f%%", overhead);
+		else
+			snprintf(c[4], CELL, "-");
+		printf("%-19s %9s %9s %11s %8" PRIu64 " %7" PRIu64
+		       " %10s %9s\n",
 		    b->rows[i].def->name, c[0], c[1], c[2], res->scrapes,
-		    res->scrape_failures);
+		    res->scrape_failures, c[3], c[4]);
 	}
+	if (header)
+		printf("without, with: the two runs' reactor CPU; difference: "
+		       "with against without\n"
+		       "(two runs: on a busy machine, mostly noise). "
+		       "us/scrape: the reactor's CPU while\n"
+		       "each scrape was served, less what it spends anyway "
+		       "in that time; cost: that,\n"
+		       "once a period, as a share of the reactor's CPU "
+		       "without.\n");
 }
 
 /* The probes of every max search: rate and whether it passed. */
