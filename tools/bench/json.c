@@ -342,7 +342,7 @@ json_scrape(
     struct json_line *j, cJSON *o, const struct bench *b, const struct row *row)
 {
 	const struct result *quiet = row->quiet, *res = &row->res;
-	double per_scrape, overhead;
+	double diff, per_scrape, overhead;
 	cJSON *sc, *without;
 
 	sc = json_obj(j, o, "scrape");
@@ -354,15 +354,19 @@ json_scrape(
 	json_num_or_null(
 	    j, sc, "reactor_cpu_pct_without", quiet->reactor_cpu_ns);
 	json_num_or_null(j, sc, "reactor_cpu_pct_with", res->reactor_cpu_ns);
-	json_num_or_null(j, sc, "difference_pct",
-	    quiet->reactor_cpu_ns > 0 && res->reactor_cpu_ns >= 0
-	        ? (res->reactor_cpu_ns - quiet->reactor_cpu_ns) * 100 /
-	            quiet->reactor_cpu_ns
-	        : -1);
-	result_scrape_cost(
-	    quiet, res, SCENARIO_SCRAPE_MS, &per_scrape, &overhead);
-	json_num_or_null(j, sc, "reactor_us_per_scrape", per_scrape);
-	json_num_or_null(j, sc, "scrape_cost_pct", overhead);
+	/* A difference or a cost may be below 0: null only when unknown. */
+	if (result_cpu_difference(quiet, res, &diff) == 0)
+		json_num(j, sc, "difference_pct", diff);
+	else
+		json_num_or_null(j, sc, "difference_pct", -1);
+	if (result_scrape_cost(
+	        quiet, res, SCENARIO_SCRAPE_MS, &per_scrape, &overhead) == 0) {
+		json_num(j, sc, "reactor_us_per_scrape", per_scrape);
+		json_num(j, sc, "scrape_cost_pct", overhead);
+	} else {
+		json_num_or_null(j, sc, "reactor_us_per_scrape", -1);
+		json_num_or_null(j, sc, "scrape_cost_pct", -1);
+	}
 	without = json_obj(j, sc, "without");
 	if (without != NULL)
 		json_result(j, without, b, quiet);

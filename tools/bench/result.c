@@ -93,16 +93,26 @@ result_free(struct result *res)
 	res->why = NULL;
 }
 
-void
+int
+result_cpu_difference(
+    const struct result *without, const struct result *with, double *pct)
+{
+	if (without->reactor_cpu_ns <= 0 || with->reactor_cpu_ns < 0)
+		return (-1);
+	*pct = (with->reactor_cpu_ns - without->reactor_cpu_ns) * 100 /
+	    without->reactor_cpu_ns;
+	return (0);
+}
+
+int
 result_scrape_cost(const struct result *without, const struct result *with,
     uint64_t period_ms, double *per_scrape_us, double *overhead_pct)
 {
 	double busy_ns;
 
-	*per_scrape_us = *overhead_pct = -1;
 	if (without->reactor_cpu_ns <= 0 || with->scrapes == 0 ||
 	    with->scrape_wall_ns == 0 || period_ms == 0)
-		return;
+		return (-1);
 	/* reactor_cpu_ns is % of a core: ns of CPU per 100 ns of wall. */
 	busy_ns = (double)with->scrape_wall_ns * without->reactor_cpu_ns / 100;
 	*per_scrape_us = ((double)with->scrape_cpu_ns - busy_ns) / 1000 /
@@ -110,4 +120,5 @@ result_scrape_cost(const struct result *without, const struct result *with,
 	/* us per period_ms, as % of a core, against without's %. */
 	*overhead_pct = *per_scrape_us / ((double)period_ms * 1000) * 100 *
 	    100 / without->reactor_cpu_ns;
+	return (0);
 }

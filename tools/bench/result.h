@@ -71,14 +71,22 @@ void result_judge(struct result *res, uint64_t max_late_ms);
 void result_copy(struct result *dst, const struct result *src);
 
 /*
- * What serving one scrape cost the reactor, from with (a run scraped
- * every period_ms) and without (the same run without listen): the CPU
- * time it spent while the scrapes were served, less what it would have
- * spent in that wall time anyway (without's CPU rate), per scrape, in us;
- * and that cost at one scrape every period_ms as a percentage of
- * without's CPU. Both -1 when a figure is missing.
+ * The reactor's CPU of with (a run scraped every period_ms) against
+ * without (the same run without listen), in percent: 0 with *pct set,
+ * -1 when a figure is missing.
  */
-void result_scrape_cost(const struct result *without, const struct result *with,
+int result_cpu_difference(
+    const struct result *without, const struct result *with, double *pct);
+
+/*
+ * What serving one scrape cost the reactor: the CPU time it spent while
+ * with's scrapes were served, less what it would have spent in that wall
+ * time anyway (without's CPU rate), per scrape, in us; and that cost at
+ * one scrape every period_ms as a percentage of without's CPU. 0 with
+ * both set (either may be below 0 within the noise), -1 when a figure is
+ * missing.
+ */
+int result_scrape_cost(const struct result *without, const struct result *with,
     uint64_t period_ms, double *per_scrape_us, double *overhead_pct);
 
 /* Free what a result owns. */

@@ -380,7 +380,7 @@ static void
 table_scrape(const struct bench *b)
 {
 	const struct result *quiet, *res;
-	double per_scrape, overhead;
+	double diff, per_scrape, overhead;
 	char c[5][CELL];
 	size_t i;
 	int header = 0;
@@ -403,19 +403,16 @@ table_scrape(const struct bench *b)
 		}
 		table_float(c[0], quiet->reactor_cpu_ns, 2);
 		table_float(c[1], res->reactor_cpu_ns, 2);
-		if (quiet->reactor_cpu_ns > 0 && res->reactor_cpu_ns >= 0)
-			snprintf(c[2], CELL, "%+.1f%%",
-			    (res->reactor_cpu_ns - quiet->reactor_cpu_ns) *
-			        100 / quiet->reactor_cpu_ns);
-		else
-			snprintf(c[2], CELL, "-");
-		result_scrape_cost(
-		    quiet, res, SCENARIO_SCRAPE_MS, &per_scrape, &overhead);
-		table_float(c[3], per_scrape, 0);
-		if (overhead >= 0)
-			snprintf(c[4], CELL, "+%.2f%%", overhead);
-		else
-			snprintf(c[4], CELL, "-");
+		snprintf(c[2], CELL, "-");
+		if (result_cpu_difference(quiet, res, &diff) == 0)
+			snprintf(c[2], CELL, "%+.1f%%", diff);
+		snprintf(c[3], CELL, "-");
+		snprintf(c[4], CELL, "-");
+		if (result_scrape_cost(quiet, res, SCENARIO_SCRAPE_MS,
+		        &per_scrape, &overhead) == 0) {
+			snprintf(c[3], CELL, "%.0f", per_scrape);
+			snprintf(c[4], CELL, "%+.2f%%", overhead);
+		}
 		printf("%-19s %9s %9s %11s %8" PRIu64 " %7" PRIu64
 		       " %10s %9s\n",
 		    b->rows[i].def->name, c[0], c[1], c[2], res->scrapes,
