@@ -249,6 +249,9 @@ t_is "a second lapsed on the same address: exit 1, before detaching" \
     "$rc|$(cat "$T_DIR/r2.out")" \
     "1|lapsed: cannot listen on 127.0.0.1:$PORT1: Address already in use"
 
+# The receiver lets go of s's attempt (which SIGTERM would otherwise
+# wait for, up to its 30 s timeout), then r1 stops.
+hookrecv_stop h
 lapsed_stop r1
 t_is "SIGTERM: exit 0" "$?" 0
 
