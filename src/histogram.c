@@ -44,3 +44,42 @@ histogram_observe(struct histogram *h, uint64_t us)
 	h->count++;
 	h->sum_us += us;
 }
+
+void
+histogram_since(struct histogram *out, const struct histogram *now,
+    const struct histogram *then)
+{
+	size_t i;
+
+	histogram_init(out, now->bounds);
+	for (i = 0; i < now->bounds->n; i++)
+		out->le[i] = now->le[i] - then->le[i];
+	out->count = now->count - then->count;
+	out->sum_us = now->sum_us - then->sum_us;
+}
+
+int
+histogram_quantile(const struct histogram *h, double q, uint64_t *us)
+{
+	const struct histogram_bounds *b = h->bounds;
+	double rank, lo, below;
+	size_t i;
+
+	if (h->count == 0)
+		return (-1);
+	rank = q * (double)h->count;
+	for (i = 0; i < b->n; i++) {
+		if ((double)h->le[i] >= rank && h->le[i] > 0)
+			break;
+	}
+	if (i == b->n) {
+		*us = b->le[b->n - 1];
+		return (1);
+	}
+	lo = i == 0 ? 0 : (double)b->le[i - 1];
+	below = i == 0 ? 0 : (double)h->le[i - 1];
+	*us = (uint64_t)(lo +
+	    ((double)b->le[i] - lo) * (rank - below) /
+	        (double)(h->le[i] - below));
+	return (0);
+}

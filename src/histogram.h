@@ -48,4 +48,20 @@ void histogram_init(struct histogram *h, const struct histogram_bounds *b);
 /* Count one observation of us microseconds. */
 void histogram_observe(struct histogram *h, uint64_t us);
 
+/*
+ * What was observed between then and now, two readings of the same
+ * histogram (then taken earlier), into *out.
+ */
+void histogram_since(struct histogram *out, const struct histogram *now,
+    const struct histogram *then);
+
+/*
+ * The q-quantile (0 < q < 1) of h, estimated as Prometheus's
+ * histogram_quantile() does: linearly within the bucket the rank q *
+ * count falls in, from its lower bound (0 for the first) to its upper.
+ * Returns 0 with *us set; 1 when the rank falls above the last bound
+ * (*us is that bound: "more than"); -1 when h is empty.
+ */
+int histogram_quantile(const struct histogram *h, double q, uint64_t *us);
+
 #endif

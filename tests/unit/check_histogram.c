@@ -2,7 +2,9 @@
  * Unit tests for histogram.c: an observation counts in every bucket whose
  * bound is at or above it (a bound is inclusive, as Prometheus's le), in
  * the count and in the sum; the buckets stay cumulative whatever comes;
- * the bounds are the ones the metrics document.
+ * the bounds are the ones the metrics document; the difference of two
+ * readings and the quantiles the status page shows, as Prometheus's
+ * histogram_quantile() estimates them.
  */
 #include "config.h"
 
@@ -110,6 +112,65 @@ START_TEST(test_documented_bounds)
 }
 END_TEST
 
+START_TEST(test_quantile)
+{
+	struct histogram h;
+	uint64_t us;
+	int i;
+
+	histogram_init(&h, &histogram_lateness);
+	ck_assert_int_eq(histogram_quantile(&h, 0.5, &us), -1);
+	/* 100 at 2 ms: all in (1 ms, 2.5 ms], spread linearly. */
+	for (i = 0; i < 100; i++)
+		histogram_observe(&h, 2000);
+	ck_assert_int_eq(histogram_quantile(&h, 0.5, &us), 0);
+	ck_assert_uint_eq(us, 1750);
+	ck_assert_int_eq(histogram_quantile(&h, 0.99, &us), 0);
+	ck_assert_uint_eq(us, 2485);
+
+	/* 10 at 0.5 ms, 90 at 20 ms: the median in (10 ms, 25 ms]. */
+	histogram_init(&h, &histogram_lateness);
+	for (i = 0; i < 10; i++)
+		histogram_observe(&h, 500);
+	for (i = 0; i < 90; i++)
+		histogram_observe(&h, 20000);
+	ck_assert_int_eq(histogram_quantile(&h, 0.05, &us), 0);
+	ck_assert_uint_eq(us, 500);
+	ck_assert_int_eq(histogram_quantile(&h, 0.5, &us), 0);
+	ck_assert_uint_eq(us, 16666);
+
+	/* Beyond the last bound: "more than 300 s". */
+	histogram_init(&h, &histogram_lateness);
+	histogram_observe(&h, 400000000);
+	ck_assert_int_eq(histogram_quantile(&h, 0.5, &us), 1);
+	ck_assert_uint_eq(us, 300000000);
+}
+END_TEST
+
+START_TEST(test_since)
+{
+	struct histogram h, then, d;
+	uint64_t us;
+	int i;
+
+	histogram_init(&h, &histogram_lateness);
+	for (i = 0; i < 5; i++)
+		histogram_observe(&h, 60000000); /* a minute late */
+	then = h;
+	for (i = 0; i < 3; i++)
+		histogram_observe(&h, 3000);
+	histogram_since(&d, &h, &then);
+	ck_assert_uint_eq(d.count, 3);
+	ck_assert_uint_eq(d.sum_us, 9000);
+	ck_assert_uint_eq(d.le[1], 0);
+	ck_assert_uint_eq(d.le[2], 3);
+	ck_assert_uint_eq(d.le[histogram_lateness.n - 1], 3);
+	/* The old minute-late firings are out of the window. */
+	ck_assert_int_eq(histogram_quantile(&d, 0.99, &us), 0);
+	ck_assert_uint_eq(us, 4975);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -120,6 +181,8 @@ main(void)
 	tcase_add_test(tc, test_above_every_bound);
 	tcase_add_loop_test(tc, test_cumulative, 0, 2);
 	tcase_add_test(tc, test_documented_bounds);
+	tcase_add_test(tc, test_quantile);
+	tcase_add_test(tc, test_since);
 	suite_add_tcase(s, tc);
 	return (unit_run(s));
 }
