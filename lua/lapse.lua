@@ -30,7 +30,13 @@ Keys of namespace NS (all share the hash tag {NS}, hence one cluster slot):
   lapse:{NS}:counts   HASH    what the calls did, counted by the call that
                               did it: expired, timer, sweep (events fired
                               by each path), acked, retried, released,
-                              lease_expired, dead
+                              lease_expired, dead, missed (occurrences of
+                              recurring events coalesced into a firing)
+  lapse:{NS}:reactors ZSET    reactor id -> when it last said hello (ms):
+                              the reactors attached (lapse_hello)
+  lapse:{NS}:reactor-info HASH reactor id -> what it said of itself
+                              (MessagePack: host, pid, version, start,
+                              listen address)
 
 Adopted events: an application key under a prefix a namespace watches
 (`SET orders:close:9 v EX 60` with watch = orders:) is adopted as event
@@ -138,7 +144,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 8
+local VERSION = 9
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -1146,11 +1152,13 @@ local function plan_recurrences(c, b)
 		if rec.r then
 			if not b.nxt then
 				b.nxt, b.orec, b.trig, b.member = {}, {}, {}, {}
+				b.missed = {}
 				hms = horizon(c.p)
 			end
 			local id, nxt, missed = b.id[i], recur_advance(rec.r,
 			    b.due[i], c.now)
 			b.nxt[i], b.orec[i] = nxt or false, rec
+			b.missed[i] = missed
 			if c.sink.lease then
 				b.member[i] = id .. ' ' .. b.text[i]
 				b.rec[i] = { p = rec.p, u = rec.u, c = rec.c,
@@ -1170,12 +1178,15 @@ end
 -- After the first n events of b are removed: the recurring ones among
 -- them back in due at their next occurrence, with their rule's record
 -- (attempt 0) and trigger key, or, when their recurrence has ended, gone.
+-- The occurrences their firings coalesced are counted (missed).
 local function restore_recurrences(c, b, n)
 	if not b.nxt then
 		return
 	end
+	local missed = 0
 	for i = 1, n do
 		local rec, nxt, id = b.orec[i], b.nxt[i], b.id[i]
+		missed = missed + (b.missed[i] or 0)
 		if rec and nxt then
 			rec.a, rec.m, rec.d, rec.e = 0, nil, nil, nil
 			redis_call('HSET', c.jobs, id, record_pack(rec))
@@ -1188,6 +1199,7 @@ local function restore_recurrences(c, b, n)
 			redis_call('HDEL', c.jobs, id)
 		end
 	end
+	count(c.p, 'missed', missed)
 end
 
 local function claim_batch(c, b)
@@ -2807,11 +2819,12 @@ ARGV: NS
 Reply: { 'pending', n, 'overdue', n, 'next_due', ms or -1, 'now', ms,
 'fired', n, 'ready', n, 'fired_expired', n, 'fired_timer', n,
 'fired_sweep', n, 'inflight', n, 'dead', n, 'acked', n, 'retried', n,
-'dead_total', n, 'lease_expired', n, 'released', n } (fired: entries in
-the stream; ready: elements in the list; inflight: events leased to a
-reactor; dead: entries in the dead stream; fired_PATH: events fired
-through each path, acked ... released: what the delivery functions did,
-dead_total: events moved to dead, since lapse:{NS}:counts was created).
+'dead_total', n, 'lease_expired', n, 'released', n, 'missed', n } (fired:
+entries in the stream; ready: elements in the list; inflight: events
+leased to a reactor; dead: entries in the dead stream; fired_PATH: events
+fired through each path, acked ... released: what the delivery functions
+did, dead_total: events moved to dead, missed: occurrences of recurring
+events that firings coalesced, since lapse:{NS}:counts was created).
 inflight, dead and counts are read by name, like the horizon, in the
 same slot.
 ]]
@@ -2827,7 +2840,7 @@ local function stats(keys, args)
 	local dead = read_typed('stream', 'XLEN', p .. 'dead')
 	local counts = read_typed('hash', 'HMGET', p .. 'counts', 'expired',
 	    'timer', 'sweep', 'acked', 'retried', 'dead', 'lease_expired',
-	    'released')
+	    'released', 'missed')
 	local now = now_ms()
 	return { 'pending', pending,
 	    'overdue', redis.call('ZCOUNT', keys[1], '-inf', now),
@@ -2841,7 +2854,8 @@ local function stats(keys, args)
 	    'retried', count_of(counts[5]),
 	    'dead_total', count_of(counts[6]),
 	    'lease_expired', count_of(counts[7]),
-	    'released', count_of(counts[8]) }
+	    'released', count_of(counts[8]),
+	    'missed', count_of(counts[9]) }
 end
 
 --[[
@@ -4003,6 +4017,311 @@ local function next_occurrences(keys, args)
 end
 
 --[[
+The reactor registry and the status page's reads. Each reactor says hello
+on every namespace it serves every few seconds (lapse_hello): an entry in
+lapse:{NS}:reactors (id -> the Redis time of its last hello) and its
+description in lapse:{NS}:reactor-info, both in the namespace's slot, so
+that a Redis Cluster can hold them as it holds the namespace. An entry not
+renewed within STALE ms counts as gone: readers skip it and the next hello
+of any reactor prunes it; a reactor that stops cleanly says goodbye
+(lapse_bye). lapse_status answers everything the status page shows of a
+namespace in one read-only call.
+]]
+local registry = (function()
+	local registry = {}
+	-- A reactor id, host, version and listen address: printable ASCII
+	-- without spaces, at most this many bytes.
+	local WORD_MAX = { id = 128, host = 255, version = 64, listen = 64 }
+	local STALE_MIN, STALE_MAX = 1000, 86400000
+	local PID_MAX = 2147483647
+	-- Stale entries one hello prunes; entries one status reads; items of
+	-- each list of lapse_status.
+	local PRUNE_MAX = 100
+	local REACTORS_MAX = 100
+	local LIMIT_MAX = 100
+
+	-- A value as reply text: numbers in plain decimal.
+	local function text(v)
+		if type(v) == 'number' then
+			return decimal(v)
+		end
+		return tostring(v or '')
+	end
+
+	local function reactor_keys(ns)
+		local p = prefix(ns)
+		return p .. 'reactors', p .. 'reactor-info'
+	end
+
+	-- A word of kind what: 1 to WORD_MAX[what] bytes 0x21-0x7e; '' too
+	-- when empty_ok.
+	local function check_word(what, s, empty_ok)
+		if s == '' and empty_ok then
+			return
+		end
+		if s == nil or s == '' then
+			fail('bad %s: empty', what)
+		end
+		if #s > WORD_MAX[what] then
+			fail('bad %s: longer than %d bytes (%d)', what,
+			    WORD_MAX[what], #s)
+		end
+		local at = s:find('[^\33-\126]')
+		if at then
+			fail('bad %s "%s": byte 0x%02x at offset %d is not ' ..
+			    'allowed (bytes 0x21-0x7e)', what, show(s),
+			    s:byte(at), at - 1)
+		end
+	end
+
+	local function check_stale(v)
+		local n = whole(v, STALE_MAX)
+		if n == nil or n < STALE_MIN then
+			fail('bad stale "%s": must be %d to %d ms',
+			    show(v or ''), STALE_MIN, STALE_MAX)
+		end
+		return n
+	end
+
+	--[[
+	lapse_hello: reactor ID is attached to namespace NS; prune the
+	entries of reactors not heard of within STALE.
+
+	KEYS: lapse:{NS}:reactors lapse:{NS}:reactor-info
+	ARGV: NS ID STALE HOST PID VERSION STARTED LISTEN
+	  ID       the reactor's id, unique while it runs (lapsed:
+	           HOST:PID:STARTED), 1-128 bytes 0x21-0x7e
+	  STALE    ms (1000 .. 86400000): an entry last seen before now -
+	           STALE is removed (at most 100 a call); readers pass the
+	           same to lapse_status
+	  HOST     1-255 bytes 0x21-0x7e
+	  PID      1 .. 2147483647
+	  VERSION  lapsed's version, 1-64 bytes 0x21-0x7e
+	  STARTED  when it started, ms since the epoch
+	  LISTEN   its status page's address, '' when it serves none
+	Reply: { now, pruned }: the Redis time written as ID's last hello,
+	and how many stale entries this call removed.
+	]]
+	function registry.hello(keys, args)
+		local ns = args[1]
+		check_ns(ns)
+		local rkey, ikey = reactor_keys(ns)
+		check_keys(keys, { rkey, ikey })
+		check_nargs(args, 8,
+		    'NS ID STALE HOST PID VERSION STARTED LISTEN')
+		check_word('id', args[2])
+		local stale = check_stale(args[3])
+		check_word('host', args[4])
+		local pid = whole(args[5], PID_MAX)
+		if pid == nil or pid == 0 then
+			fail('bad pid "%s": must be 1 to %d', show(args[5]),
+			    PID_MAX)
+		end
+		check_word('version', args[6])
+		local started = whole(args[7], TIME_MAX)
+		if started == nil then
+			fail('bad start time "%s": must be 0 to %d ms',
+			    show(args[7]), TIME_MAX)
+		end
+		check_word('listen', args[8], true)
+		check_type(rkey, 'zset')
+		check_type(ikey, 'hash')
+
+		local now = now_ms()
+		local old = redis_call('ZRANGEBYSCORE', rkey, '-inf',
+		    '(' .. decimal(now - stale), 'LIMIT', 0, PRUNE_MAX)
+		if #old > 0 then
+			redis_call('ZREM', rkey, unpack(old))
+			redis_call('HDEL', ikey, unpack(old))
+		end
+		redis_call('ZADD', rkey, now, args[2])
+		redis_call('HSET', ikey, args[2], msgpack_pack({ h = args[4],
+		    p = pid, v = args[6], s = started, l = args[8] }))
+		return { now, #old }
+	end
+
+	--[[
+	lapse_bye: reactor ID leaves namespace NS (a clean stop).
+
+	KEYS: lapse:{NS}:reactors lapse:{NS}:reactor-info
+	ARGV: NS ID
+	Reply: 1 when ID was attached, else 0.
+	]]
+	function registry.bye(keys, args)
+		local ns = args[1]
+		check_ns(ns)
+		local rkey, ikey = reactor_keys(ns)
+		check_keys(keys, { rkey, ikey })
+		check_nargs(args, 2, 'NS ID')
+		check_word('id', args[2])
+		check_type(rkey, 'zset')
+		check_type(ikey, 'hash')
+		local n = redis_call('ZREM', rkey, args[2])
+		redis_call('HDEL', ikey, args[2])
+		return n
+	end
+
+	-- The fields of a stream entry's { f1, v1, ... } as a table.
+	local function fields(flat)
+		local t = {}
+		for i = 1, #flat, 2 do
+			t[flat[i]] = flat[i + 1]
+		end
+		return t
+	end
+
+	-- The first limit events in flight, earliest lease first: id,
+	-- lease deadline, attempt (0 when its record is missing).
+	local function leased(c, limit)
+		local out = {}
+		if limit == 0 then
+			return out
+		end
+		local r = read_typed('zset', 'ZRANGE', c.inflight, 0,
+		    limit - 1, 'WITHSCORES')
+		for i = 1, #r, 2 do
+			local id = r[i]
+			local raw = read_typed('hash', 'HGET', c.jobs, id)
+			out[#out + 1] = id
+			out[#out + 1] = (due_of(r[i + 1]))
+			out[#out + 1] = record_unpack(raw).a
+		end
+		return out
+	end
+
+	-- The limit newest entries of a stream, newest first: for each, the
+	-- values of names.
+	local function stream_tail(key, limit, names)
+		local out = {}
+		if limit == 0 then
+			return out
+		end
+		local r = read_typed('stream', 'XREVRANGE', key, '+', '-',
+		    'COUNT', limit)
+		for _, e in ipairs(r) do
+			local f = fields(e[2])
+			for _, name in ipairs(names) do
+				out[#out + 1] = text(f[name])
+			end
+		end
+		return out
+	end
+
+	-- The limit newest elements of the list sink, newest first, as
+	-- stream_tail gives the stream's: id (base64 as "b64:...", as the
+	-- element has it), due, fired, via, attempt.
+	local function list_tail(key, limit)
+		local out = {}
+		if limit == 0 then
+			return out
+		end
+		local r = read_typed('list', 'LRANGE', key, -limit, -1)
+		for i = #r, 1, -1 do
+			local ok, o = pcall(cjson.decode, r[i])
+			if not ok or type(o) ~= 'table' then
+				o = {}
+			end
+			local id = o.id or (o.id_b64 and 'b64:' .. o.id_b64)
+			for _, v in ipairs({ id or '', o.due or '',
+			    o.fired or '', o.via or '', o.attempt or '' }) do
+				out[#out + 1] = text(v)
+			end
+		end
+		return out
+	end
+
+	-- The reactors seen within stale, most recent first: id, last seen,
+	-- host, pid, version, started, listen.
+	local function reactors(rkey, ikey, now, stale)
+		local r = read_typed('zset', 'ZREVRANGEBYSCORE', rkey, '+inf',
+		    decimal(now - stale), 'WITHSCORES', 'LIMIT', 0,
+		    REACTORS_MAX)
+		local out = {}
+		for i = 1, #r, 2 do
+			local raw = read_typed('hash', 'HGET', ikey, r[i])
+			local ok, d = pcall(msgpack_unpack, raw or '')
+			if not ok or type(d) ~= 'table' then
+				d = {}
+			end
+			out[#out + 1] = r[i]
+			out[#out + 1] = (due_of(r[i + 1]))
+			out[#out + 1] = text(d.h)
+			out[#out + 1] = text(d.p)
+			out[#out + 1] = text(d.v)
+			out[#out + 1] = text(d.s)
+			out[#out + 1] = text(d.l)
+		end
+		return out
+	end
+
+	--[[
+	lapse_status: what the status page shows of a namespace, read-only.
+
+	KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:inflight
+	      lapse:{NS}:dead lapse:{NS}:fired lapse:{NS}:ready
+	      lapse:{NS}:reactors lapse:{NS}:reactor-info
+	ARGV: NS LIMIT STALE
+	  LIMIT  items of each list below (0 .. 100)
+	  STALE  as lapse_hello's: reactors not seen within it are left out
+	Reply: { 'now', ms, 'pending', n, 'overdue', n, 'next_due', ms or -1,
+	'inflight', n, 'dead', n, 'fired', n, 'ready', n, 'missed', n,
+	'leased', { id, lease, attempt, ... }, 'dead_recent', { id, failed,
+	attempts, error, ... }, 'fired_recent', { id, due, fired, via,
+	attempt, ... }, 'reactors', { id, last_seen, host, pid, version,
+	started, listen, ... } }: the counts as lapse_stats has them (missed:
+	lapse:{NS}:counts's); leased the first LIMIT events in flight,
+	earliest lease first (attempt 0: no record); dead_recent the LIMIT
+	newest dead entries and fired_recent the LIMIT newest firings (from
+	the stream, or from the list when the stream is empty), newest first,
+	their fields as the entries hold them ('' when absent); reactors the
+	reactors seen within STALE, at most 100, most recent first.
+	]]
+	function registry.status(keys, args)
+		local ns = args[1]
+		check_ns(ns)
+		local c = delivering(ns)
+		local p = c.p
+		local rkey, ikey = reactor_keys(ns)
+		check_keys(keys, { c.due, c.jobs, c.inflight, c.dead,
+		    p .. 'fired', p .. 'ready', rkey, ikey })
+		check_nargs(args, 3, 'NS LIMIT STALE')
+		local limit = whole(args[2], LIMIT_MAX)
+		if limit == nil then
+			fail('bad limit "%s": must be 0 to %d', show(args[2]),
+			    LIMIT_MAX)
+		end
+		local stale = check_stale(args[3])
+		local now = now_ms()
+		local counts = read_typed('hash', 'HGET', p .. 'counts',
+		    'missed')
+		local fired = read_typed('stream', 'XLEN', keys[5])
+		local ready = read_typed('list', 'LLEN', keys[6])
+		local recent
+		if fired > 0 or ready == 0 then
+			recent = stream_tail(keys[5], limit, { 'id', 'due',
+			    'fired', 'via', 'attempt' })
+		else
+			recent = list_tail(keys[6], limit)
+		end
+		return { 'now', now,
+		    'pending', read_typed('zset', 'ZCARD', c.due),
+		    'overdue', redis_call('ZCOUNT', c.due, '-inf', now),
+		    'next_due', head(c.due),
+		    'inflight', read_typed('zset', 'ZCARD', c.inflight),
+		    'dead', read_typed('stream', 'XLEN', c.dead),
+		    'fired', fired, 'ready', ready,
+		    'missed', count_of(counts),
+		    'leased', leased(c, limit),
+		    'dead_recent', stream_tail(c.dead, limit, { 'id',
+		        'failed', 'attempts', 'error' }),
+		    'fired_recent', recent,
+		    'reactors', reactors(rkey, ikey, now, stale) }
+	end
+
+	return registry
+end)()
+
+--[[
 lapse_version: the version of this library; clients load theirs with
 FUNCTION LOAD REPLACE when the server's is absent or older.
 
@@ -4036,6 +4355,10 @@ redis.register_function{ function_name = 'lapse_list', callback = api(list),
     flags = { 'no-writes' } }
 redis.register_function{ function_name = 'lapse_stats', callback = api(stats),
     flags = { 'no-writes' } }
+redis.register_function('lapse_hello', api(registry.hello))
+redis.register_function('lapse_bye', api(registry.bye))
+redis.register_function{ function_name = 'lapse_status',
+    callback = api(registry.status), flags = { 'no-writes' } }
 redis.register_function{ function_name = 'lapse_next',
     callback = api(next_occurrences), flags = { 'no-writes' } }
 redis.register_function{ function_name = 'lapse_version',

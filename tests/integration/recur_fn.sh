@@ -149,6 +149,8 @@ t_is "one firing" "$(echo "$out" | jq -c '[.[0], .[3]]')" "[1,[$((s0 + 1000))]]"
 k=$(((at - s0) / 1000))
 t_is "the entry: the occurrence's due, and the occurrences missed since" \
     "$(entries C)" "c1|$((s0 + 1000))|$((k - 1))"
+t_is "lapse:{NS}:counts counts the occurrences missed" \
+    "$(rcli HGET "$(kd C counts)" missed)" "$((k - 1))"
 t_is "the next occurrence, the first after now, in due" \
     "$(zscore C due c1)" "$((s0 + (k + 1) * 1000))"
 t_is "its record kept, attempt 0, and its trigger key set" \
@@ -165,6 +167,9 @@ at=$(echo "$out" | jq '.[2]')
 k2=$(((at - s0) / 1000))
 t_is "the next firing: the occurrence due, none missed" \
     "$(entries C | tail -1)" "c1|$((s0 + (k + 1) * 1000))|$((k2 - k - 1))"
+t_is "and adds those to missed, as lapse_stats answers it" \
+    "$(rcli FCALL_RO lapse_stats 3 "$(kd C due)" "$(kd C fired)" \
+        "$(kd C ready)" C | sed -n '/^missed$/{n;p}')" "$((k2 - 2))"
 
 # lapse_claim (the timer and expired paths) schedules the next one too.
 rcli ZADD "$(kd C due)" XX 1000 c1 >/dev/null
