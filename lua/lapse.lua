@@ -4170,6 +4170,19 @@ local registry = (function()
 		return t
 	end
 
+	-- The first limit pending events, earliest first: id, due.
+	local function upcoming(c, limit)
+		if limit == 0 then
+			return {}
+		end
+		local r = read_typed('zset', 'ZRANGE', c.due, 0, limit - 1,
+		    'WITHSCORES')
+		for i = 2, #r, 2 do
+			r[i] = (due_of(r[i]))
+		end
+		return r
+	end
+
 	-- The first limit events in flight, earliest lease first: id,
 	-- lease deadline, attempt (0 when its record is missing).
 	local function leased(c, limit)
@@ -4265,11 +4278,13 @@ local registry = (function()
 	  STALE  as lapse_hello's: reactors not seen within it are left out
 	Reply: { 'now', ms, 'pending', n, 'overdue', n, 'next_due', ms or -1,
 	'inflight', n, 'dead', n, 'fired', n, 'ready', n, 'missed', n,
-	'leased', { id, lease, attempt, ... }, 'dead_recent', { id, failed,
+	'upcoming', { id, due, ... }, 'leased', { id, lease, attempt, ... },
+	'dead_recent', { id, failed,
 	attempts, error, ... }, 'fired_recent', { id, due, fired, via,
 	attempt, ... }, 'reactors', { id, last_seen, host, pid, version,
 	started, listen, ... } }: the counts as lapse_stats has them (missed:
-	lapse:{NS}:counts's); leased the first LIMIT events in flight,
+	lapse:{NS}:counts's); upcoming the first LIMIT pending events,
+	earliest first; leased the first LIMIT events in flight,
 	earliest lease first (attempt 0: no record); dead_recent the LIMIT
 	newest dead entries and fired_recent the LIMIT newest firings (from
 	the stream, or from the list when the stream is empty), newest first,
@@ -4311,6 +4326,7 @@ local registry = (function()
 		    'dead', read_typed('stream', 'XLEN', c.dead),
 		    'fired', fired, 'ready', ready,
 		    'missed', count_of(counts),
+		    'upcoming', upcoming(c, limit),
 		    'leased', leased(c, limit),
 		    'dead_recent', stream_tail(c.dead, limit, { 'id',
 		        'failed', 'attempts', 'error' }),

@@ -186,9 +186,11 @@ t_is "status S: the two newest firings, newest first" \
 t_is "status S: nothing in flight or dead" \
     "$(field "$st" leased):$(field "$st" dead_recent)" "[]:[]"
 t_is "status S: no reactor" "$(field "$st" reactors)" "[]"
+t_is "status S: the pending events, earliest first" \
+    "$(field "$st" upcoming)" "[\"late\",5,\"later\",$next]"
 t_is "status S LIMIT 0: no list at all" \
-    "$(status S 0 15000 | jq -c '[.[19], .[21], .[23]]')" "[[],[],[]]"
-[ -n "$next" ] || t_fail "later is pending"
+    "$(status S 0 15000 | jq -c '[.[19], .[21], .[23], .[25], .[27]]')" \
+    "[[],[],[],[],[]]"
 
 # L: a list sink: the newest elements, newest first; an id that is not
 # UTF-8 as the element has it (b64:).
