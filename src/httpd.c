@@ -184,6 +184,13 @@ httpd_reply_text(struct httpd_req *r, int code, const char *fmt, ...)
 	evbuffer_free(body);
 }
 
+void
+httpd_req_header(struct httpd_req *r, const char *name, const char *value)
+{
+	evhttp_add_header(
+	    evhttp_request_get_output_headers(r->req), name, value);
+}
+
 const char *
 httpd_req_uri(const struct httpd_req *r)
 {

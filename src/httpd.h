@@ -76,6 +76,13 @@ httpd_route(struct httpd *, const char *path, httpd_route_cb *cb, void *arg);
 void httpd_reply(
     struct httpd_req *req, int code, const char *type, struct evbuffer *body);
 
+/*
+ * Add header name: value (both copied) to req's answer, before
+ * httpd_reply(); the headers every answer carries are added there.
+ */
+void
+httpd_req_header(struct httpd_req *req, const char *name, const char *value);
+
 /* Answer req with status code and one line of text (HTTPD_TEXT). */
 void httpd_reply_text(struct httpd_req *req, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -38,6 +38,7 @@
 #include "httpd.h"
 #include "log.h"
 #include "metrics.h"
+#include "status.h"
 #include "reactor.h"
 #include "redisurl.h"
 #include "sdnotify.h"
@@ -67,6 +68,7 @@ struct lapsed {
 	struct sdnotify *notify; /* the service manager, if any */
 	struct httpd *httpd; /* NULL without listen */
 	struct metrics *metrics;
+	struct status *page; /* the status page */
 	struct event *sigterm, *sigint, *sighup;
 	int ran; /* the loop was entered */
 
@@ -414,8 +416,8 @@ loop_create(struct lapsed *d)
 }
 
 /*
- * The HTTP endpoints on the loop: /metrics (read within command-timeout),
- * /healthz and /readyz.
+ * The HTTP endpoints on the loop: /metrics and the status page / (both
+ * read within command-timeout), /healthz and /readyz.
  */
 static int
 serve(struct lapsed *d)
@@ -437,7 +439,10 @@ serve(struct lapsed *d)
 	httpd_route(d->httpd, "/metrics", metrics_serve, d->metrics);
 	httpd_route(d->httpd, "/healthz", health_serve_live, d->reactor);
 	httpd_route(d->httpd, "/readyz", health_serve_ready, d->reactor);
-	log_info("serving /metrics, /healthz and /readyz on http://%s/",
+	d->page = status_new(d->base, d->reactor, d->cfg->command_timeout_ms);
+	httpd_route(d->httpd, "/", status_serve, d->page);
+	log_info("serving /metrics, /healthz, /readyz and the status page "
+	         "on http://%s/",
 	    hostport_format(&d->cfg->listen, addr, sizeof addr));
 	return (0);
 }
@@ -502,6 +507,7 @@ teardown(struct lapsed *d)
 {
 	/* The endpoints read the reactor: they go first. */
 	metrics_free(d->metrics);
+	status_free(d->page);
 	httpd_free(d->httpd);
 	if (d->listen_fd != -1)
 		close(d->listen_fd);

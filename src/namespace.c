@@ -34,6 +34,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "delivery.h"
+#include "hello.h"
 #include "histogram.h"
 #include "link.h"
 #include "log.h"
@@ -93,6 +94,7 @@ struct namespace
 	char maxlen[24]; /* stream-maxlen in decimal */
 	struct rcmd sweep_cmd[VIA_COUNT]; /* lapse_sweep, one per path */
 	struct rcmd stats_cmd; /* FCALL_RO lapse_stats, for namespace_query() */
+	struct rcmd status_cmd; /* FCALL_RO lapse_status (namespace_status()) */
 
 	struct event *timer; /* the head timer */
 	uint64_t timer_at; /* monotonic us it is armed for; 0: none */
@@ -132,6 +134,7 @@ struct namespace
 
 static int ns_send(struct namespace *, enum via);
 static void ns_build_stats(struct namespace *, struct rcmd *);
+static void ns_build_status(struct namespace *, struct rcmd *);
 static void
 ns_build_sweep(struct namespace *, enum via, unsigned int batch, struct rcmd *);
 
@@ -589,6 +592,32 @@ ns_build_stats(struct namespace *ns, struct rcmd *c)
 }
 
 /*
+ * FCALL_RO lapse_status with the namespace's eight key names, LIMIT and
+ * STALE (hello.h's, as this reactor's hellos say it).
+ */
+static void
+ns_build_status(struct namespace *ns, struct rcmd *c)
+{
+	static const char *suffixes[] = { "due", "jobs", "inflight", "dead",
+		"fired", "ready", "reactors", "reactor-info" };
+	size_t i;
+	char *key;
+
+	rcmd_init(c);
+	rcmd_add_str(c, "FCALL_RO");
+	rcmd_add_str(c, "lapse_status");
+	rcmd_addf(c, "%zu", sizeof suffixes / sizeof suffixes[0]);
+	for (i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		key = names_key(ns->ns->name, suffixes[i]);
+		rcmd_add_copy(c, key, strlen(key));
+		free(key);
+	}
+	rcmd_add_str(c, ns->ns->name);
+	rcmd_addf(c, "%d", NAMESPACE_STATUS_LIMIT);
+	rcmd_addf(c, "%d", HELLO_STALE_MS);
+}
+
+/*
  * An attempt ended: if events wait for a slot, sweep for them. With none
  * in flight the first free slot sweeps; with some in flight, another is
  * sent once a quarter of the slots are free and not promised to them, so
@@ -683,6 +712,7 @@ namespace_new(struct event_base *base, struct evdns_base *dns,
 			    &ns->sweep_cmd[i]);
 	}
 	ns_build_stats(ns, &ns->stats_cmd);
+	ns_build_status(ns, &ns->status_cmd);
 	ns->timer = evtimer_new(base, head_timer_cb, ns);
 	ns->sweep_timer = event_new(base, -1, EV_PERSIST, sweep_timer_cb, ns);
 	if (ns->timer == NULL || ns->sweep_timer == NULL)
@@ -751,6 +781,7 @@ namespace_free(struct namespace *ns)
 	for (i = 0; i < VIA_COUNT; i++)
 		rcmd_free(&ns->sweep_cmd[i]);
 	rcmd_free(&ns->stats_cmd);
+	rcmd_free(&ns->status_cmd);
 	free(ns->key_dead);
 	free(ns->key_due);
 	free(ns->key_jobs);
@@ -809,6 +840,7 @@ ns_query_parse(const redisReply *reply, struct namespace_redis *st)
 		{ "inflight", &st->inflight, 0 },
 		{ "dead", &st->dead, 0 },
 		{ "next_due", &st->next_due, -1 },
+		{ "missed", &st->missed, 0 },
 	};
 	const size_t nfields = sizeof fields / sizeof fields[0];
 	const redisReply *name, *value;
@@ -861,6 +893,39 @@ namespace_query(struct namespace *ns, namespace_query_cb *cb, void *arg)
 	q->cb = cb;
 	q->arg = arg;
 	if (link_command(ns->link, query_cb, q, &ns->stats_cmd) != 0) {
+		free(q);
+		return (-1);
+	}
+	return (0);
+}
+
+/* A namespace_status() in flight. */
+struct ns_status {
+	namespace_status_cb *cb;
+	void *arg;
+};
+
+static void
+status_cb(
+    struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
+{
+	struct ns_status *q = privdata;
+
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR)
+		log_debug("lapse_status refused: %s", reply->str);
+	q->cb(q->arg, reply);
+	free(q);
+}
+
+int
+namespace_status(struct namespace *ns, namespace_status_cb *cb, void *arg)
+{
+	struct ns_status *q;
+
+	q = xcalloc(1, sizeof *q);
+	q->cb = cb;
+	q->arg = arg;
+	if (link_command(ns->link, status_cb, q, &ns->status_cmd) != 0) {
 		free(q);
 		return (-1);
 	}

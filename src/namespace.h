@@ -23,6 +23,7 @@
 
 #include <event2/dns.h>
 #include <event2/event.h>
+#include <hiredis/hiredis.h>
 
 #include "conf.h"
 #include "delivery.h"
@@ -71,6 +72,7 @@ struct namespace_redis {
 	long long inflight; /* being delivered (sinks http and exec) */
 	long long dead; /* entries of the dead stream */
 	long long next_due; /* ms on the Redis clock; -1: none pending */
+	long long missed; /* occurrences coalesced, in lapse:{NS}:counts */
 };
 
 /* The answer to namespace_query(): st, or NULL when there was none. */
@@ -129,5 +131,23 @@ void namespace_stats(const struct namespace *, struct namespace_stats *st);
  * called). The answer does not need the namespace: it may be freed first.
  */
 int namespace_query(struct namespace *, namespace_query_cb *cb, void *arg);
+
+/* Items of each list lapse_status answers for the status page. */
+#define NAMESPACE_STATUS_LIMIT 10
+
+/* The reply of lapse_status (borrowed for the call), or NULL: none. */
+typedef void namespace_status_cb(void *arg, const redisReply *reply);
+
+/*
+ * Ask Redis for what the status page shows of the namespace: one FCALL_RO
+ * lapse_status on its link (counts, the first NAMESPACE_STATUS_LIMIT
+ * events in flight, the newest dead entries and firings, the reactors
+ * attached), read-only. cb is called exactly once, from the loop, with
+ * the reply as it is (an error reply too: the caller checks its shape),
+ * or NULL when the connection was lost first. Returns 0, or -1 when the
+ * link cannot send now (cb is then never called). The answer does not
+ * need the namespace.
+ */
+int namespace_status(struct namespace *, namespace_status_cb *cb, void *arg);
 
 #endif

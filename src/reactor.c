@@ -16,6 +16,8 @@
 
 #include "aconn.h"
 #include "conf.h"
+#include "hello.h"
+#include "hostport.h"
 #include "link.h"
 #include "log.h"
 #include "names.h"
@@ -38,6 +40,7 @@ struct reactor {
 	char *expired_channel;
 	struct namespace **ns;
 	size_t nns;
+	struct hello *hello; /* this reactor's entry in the registry */
 
 	struct event *stop_timer;
 	int stopping;
@@ -135,6 +138,8 @@ on_link_event(struct link *link, enum link_event ev, void *arg)
 
 	if (r->stopping)
 		return;
+	if (ev == LINK_UP)
+		hello_link_up(r->hello, link);
 	for (i = 0; i < r->nns && ev != LINK_DOWN; i++) {
 		if (ev == LINK_UP)
 			namespace_up(r->ns[i]);
@@ -161,6 +166,8 @@ struct reactor *
 reactor_new(struct event_base *base, struct evdns_base *dns,
     const struct conf *cfg, char **cause)
 {
+	char listen[HOSTPORT_BUFSIZE];
+	struct hello_self self;
 	struct link_config lc;
 	struct reactor *r;
 	size_t i;
@@ -195,6 +202,11 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 		}
 		r->spawning = 1;
 	}
+	hello_self_init(&self,
+	    cfg->listen_set
+	        ? hostport_format(&cfg->listen, listen, sizeof listen)
+	        : NULL);
+	r->hello = hello_new(base, &self);
 	r->nns = cfg->nns;
 	r->ns = xcalloc(r->nns, sizeof *r->ns);
 	for (i = 0; i < r->nns; i++) {
@@ -204,6 +216,7 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 			reactor_free(r);
 			return (NULL);
 		}
+		hello_add(r->hello, r->link, cfg->ns[i].name);
 	}
 	return (r);
 }
@@ -221,6 +234,7 @@ reactor_start(struct reactor *r)
 	struct timeval tv;
 
 	link_start(r->link);
+	hello_start(r->hello);
 	if (r->state_cb == NULL)
 		return;
 	r->state_timer = event_new(r->base, -1, EV_PERSIST, state_timer_cb, r);
@@ -291,6 +305,7 @@ reactor_stop(struct reactor *r)
 	if (r->state_timer != NULL)
 		evtimer_del(r->state_timer);
 	log_info("stopping: no new claims");
+	hello_stop(r->hello);
 	for (i = 0; i < r->nns; i++)
 		r->delivering +=
 		    (size_t)namespace_stop(r->ns[i], delivered_cb, r);
@@ -307,6 +322,7 @@ reactor_free(struct reactor *r)
 		return;
 	r->stopping = 1;
 	link_free(r->link); /* answers what is in flight with NULL */
+	hello_free(r->hello);
 	for (i = 0; i < r->nns && r->ns[i] != NULL; i++)
 		namespace_free(r->ns[i]);
 	if (r->spawning)
@@ -355,6 +371,12 @@ reactor_query(struct reactor *r, size_t i, namespace_query_cb *cb, void *arg)
 	return (namespace_query(r->ns[i], cb, arg));
 }
 
+const struct hello_self *
+reactor_self(const struct reactor *r)
+{
+	return (hello_self(r->hello));
+}
+
 size_t
 reactor_nns(const struct reactor *r)
 {
@@ -365,4 +387,12 @@ int
 reactor_stopping(const struct reactor *r)
 {
 	return (r->stopping);
+}
+
+int
+reactor_status(struct reactor *r, size_t i, namespace_status_cb *cb, void *arg)
+{
+	if (r->stopping || i >= r->nns)
+		return (-1);
+	return (namespace_status(r->ns[i], cb, arg));
 }

@@ -21,6 +21,7 @@
 #include <event2/dns.h>
 
 #include "conf.h"
+#include "hello.h"
 #include "link.h"
 #include "namespace.h"
 
@@ -92,5 +93,15 @@ int reactor_stopping(const struct reactor *);
  */
 int
 reactor_query(struct reactor *, size_t i, namespace_query_cb *cb, void *arg);
+
+/*
+ * namespace_status() of namespace i; -1 (cb never called) when it cannot
+ * be sent now, or once the reactor is stopping.
+ */
+int
+reactor_status(struct reactor *, size_t i, namespace_status_cb *cb, void *arg);
+
+/* What this reactor says of itself in the registry (borrowed). */
+const struct hello_self *reactor_self(const struct reactor *);
 
 #endif

@@ -1,0 +1,364 @@
+/*
+ * The status page's route. Invariants, as metrics.c's rounds:
+ *
+ *  - A load is answered once (done), when its last call is answered or
+ *    its timer fires, whichever comes first; it lives until it is done
+ *    and its last call has come back, so that a late answer (or one
+ *    after status_free(), which orphans the loads it cannot free) still
+ *    finds it, and frees it when it is the last.
+ *  - The ring holds snapshots taken by the loop's timer only; the oldest
+ *    one at most STATUS_WINDOW_S old is the start of the window.
+ */
+#include "config.h"
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <hiredis/hiredis.h>
+
+#include "health.h"
+#include "hello.h"
+#include "histogram.h"
+#include "httpd.h"
+#include "log.h"
+#include "namespace.h"
+#include "reactor.h"
+#include "status.h"
+#include "statuspage.h"
+#include "xmalloc.h"
+
+#define STATUS_SLOTS (STATUS_WINDOW_S / STATUS_SNAPSHOT_S + 1)
+
+#define HTML_TYPE "text/html; charset=utf-8"
+
+struct load;
+
+/* One namespace's call of a load. */
+struct load_call {
+	struct load *load;
+	int answered;
+	int ok; /* redis holds the answer */
+	struct statuspage_redis redis;
+	char *error; /* why not, when answered and not ok */
+};
+
+struct load {
+	TAILQ_ENTRY(load) entry;
+	struct status *st; /* NULL once orphaned by status_free() */
+	struct httpd_req *req; /* NULL once answered */
+	struct event *timer;
+	struct load_call *calls;
+	size_t ncalls;
+	size_t outstanding;
+};
+TAILQ_HEAD(load_list, load);
+
+/* The lateness histograms of every namespace, by path, at one time. */
+struct snapshot {
+	uint64_t mono_us; /* 0: not taken */
+	struct histogram *lateness; /* nns * VIA_COUNT */
+};
+
+struct status {
+	struct event_base *base;
+	struct reactor *reactor;
+	uint64_t timeout_ms;
+	size_t nns;
+	struct load_list loads;
+	size_t nloads;
+	struct event *snap_timer;
+	struct snapshot ring[STATUS_SLOTS];
+	size_t next; /* the slot the next snapshot takes */
+};
+
+static uint64_t
+mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000);
+}
+
+/* --- the window ------------------------------------------------------ */
+
+static void
+snapshot_take(struct status *s)
+{
+	struct snapshot *snap = &s->ring[s->next];
+	struct reactor_stats st;
+	size_t i;
+	int v;
+
+	reactor_stats(s->reactor, &st);
+	for (i = 0; i < st.nns && i < s->nns; i++) {
+		for (v = 0; v < VIA_COUNT; v++)
+			snap->lateness[i * VIA_COUNT + v] =
+			    st.ns[i].lateness[v];
+	}
+	reactor_stats_free(&st);
+	snap->mono_us = mono_us();
+	s->next = (s->next + 1) % STATUS_SLOTS;
+}
+
+static void
+snap_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	snapshot_take(arg);
+}
+
+/* The oldest snapshot of the ring within the window. */
+static const struct snapshot *
+window_start(const struct status *s, uint64_t now)
+{
+	const struct snapshot *best = NULL, *snap;
+	size_t i;
+
+	for (i = 0; i < STATUS_SLOTS; i++) {
+		snap = &s->ring[i];
+		if (snap->mono_us == 0 ||
+		    now - snap->mono_us >
+		        (uint64_t)STATUS_WINDOW_S * 1000000 + 500000)
+			continue;
+		if (best == NULL || snap->mono_us < best->mono_us)
+			best = snap;
+	}
+	return (best);
+}
+
+/* --- the page -------------------------------------------------------- */
+
+static void
+status_render(struct status *s, struct load *l, struct evbuffer *out, int *code)
+{
+	const struct hello_self *self = reactor_self(s->reactor);
+	const struct snapshot *from;
+	struct statuspage_ns *pns;
+	struct reactor_stats st;
+	struct statuspage page;
+	char why[HEALTH_WHY_MAX];
+	uint64_t now = mono_us();
+	size_t i;
+	int v;
+
+	reactor_stats(s->reactor, &st);
+	memset(&page, 0, sizeof page);
+	page.self_id = self->id;
+	page.version = PACKAGE_VERSION;
+	page.healthy = health_judge(&st, 0, why, sizeof why) == 0;
+	page.health = why;
+	from = window_start(s, now);
+	page.window_s =
+	    from != NULL ? (now - from->mono_us + 500000) / 1000000 : 0;
+	pns = xcalloc(st.nns > 0 ? st.nns : 1, sizeof *pns);
+	for (i = 0; i < st.nns; i++) {
+		pns[i].name = st.ns[i].name;
+		pns[i].sink = st.ns[i].sink;
+		pns[i].last_error = st.ns[i].last_error;
+		for (v = 0; v < VIA_COUNT && v < STATUSPAGE_PATHS; v++) {
+			pns[i].path[v].via = via_name((enum via)v);
+			pns[i].path[v].fired = st.ns[i].fired[v];
+			if (from != NULL && i < s->nns)
+				histogram_since(&pns[i].path[v].window,
+				    &st.ns[i].lateness[v],
+				    &from->lateness[i * VIA_COUNT + v]);
+			else
+				pns[i].path[v].window = st.ns[i].lateness[v];
+		}
+		if (i < l->ncalls && l->calls[i].ok)
+			pns[i].redis = &l->calls[i].redis;
+		else if (i < l->ncalls && l->calls[i].error != NULL)
+			pns[i].redis_error = l->calls[i].error;
+		else
+			pns[i].redis_error = st.stopping
+			    ? "stopping"
+			    : "no answer within command-timeout, or not "
+			      "connected";
+	}
+	page.ns = pns;
+	page.nns = st.nns;
+	statuspage_render(&page, out);
+	*code = page.healthy ? HTTP_OK : HTTP_SERVUNAVAIL;
+	free(pns);
+	reactor_stats_free(&st);
+}
+
+/* --- the loads ------------------------------------------------------- */
+
+static void
+load_free(struct load *l)
+{
+	size_t i;
+
+	if (l->st != NULL) {
+		TAILQ_REMOVE(&l->st->loads, l, entry);
+		l->st->nloads--;
+	}
+	if (l->timer != NULL)
+		event_free(l->timer);
+	for (i = 0; i < l->ncalls; i++) {
+		statuspage_redis_clear(&l->calls[i].redis);
+		free(l->calls[i].error);
+	}
+	free(l->calls);
+	free(l);
+}
+
+/* The page, with what came back, to the waiting request. */
+static void
+load_answer(struct load *l)
+{
+	char csp[STATUSPAGE_CSP_MAX];
+	struct evbuffer *body;
+	int code;
+
+	if (l->req == NULL)
+		return;
+	evtimer_del(l->timer);
+	body = evbuffer_new();
+	if (body == NULL)
+		fatalx("status: cannot allocate a buffer");
+	status_render(l->st, l, body, &code);
+	statuspage_csp(csp, sizeof csp);
+	httpd_req_header(l->req, "Content-Security-Policy", csp);
+	httpd_req_header(l->req, "Referrer-Policy", "no-referrer");
+	httpd_req_header(l->req, "X-Frame-Options", "DENY");
+	httpd_reply(l->req, code, HTML_TYPE, body);
+	evbuffer_free(body);
+	l->req = NULL;
+}
+
+/* A namespace's lapse_status came back (reply NULL: the link was lost). */
+static void
+load_cb(void *arg, const redisReply *reply)
+{
+	struct load_call *call = arg;
+	struct load *l = call->load;
+	char *cause;
+
+	l->outstanding--;
+	if (l->req != NULL) {
+		call->answered = 1;
+		if (reply == NULL)
+			call->error = xstrdup("connection lost");
+		else if (statuspage_parse(&call->redis, reply, &cause) != 0)
+			call->error = cause;
+		else
+			call->ok = 1;
+		if (l->outstanding == 0)
+			load_answer(l);
+	}
+	if (l->outstanding == 0 && l->req == NULL)
+		load_free(l);
+}
+
+static void
+load_timeout_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct load *l = arg;
+
+	load_answer(l);
+	if (l->outstanding == 0)
+		load_free(l);
+}
+
+void
+status_serve(struct httpd_req *req, void *arg)
+{
+	struct status *s = arg;
+	struct timeval tv;
+	struct load *l;
+	size_t i;
+
+	if (s->nloads == STATUS_LOADS_MAX) {
+		httpd_reply_text(req, HTTP_SERVUNAVAIL,
+		    "too many loads of the status page waiting for Redis");
+		return;
+	}
+	l = xcalloc(1, sizeof *l);
+	l->st = s;
+	l->req = req;
+	l->ncalls = s->nns;
+	l->calls = xcalloc(s->nns > 0 ? s->nns : 1, sizeof *l->calls);
+	l->timer = evtimer_new(s->base, load_timeout_cb, l);
+	if (l->timer == NULL)
+		fatalx("status: cannot create a timer");
+	TAILQ_INSERT_TAIL(&s->loads, l, entry);
+	s->nloads++;
+	for (i = 0; i < s->nns; i++) {
+		l->calls[i].load = l;
+		if (reactor_status(s->reactor, i, load_cb, &l->calls[i]) != 0)
+			continue;
+		l->outstanding++;
+	}
+	if (l->outstanding == 0) {
+		load_answer(l);
+		load_free(l);
+		return;
+	}
+	tv.tv_sec = (time_t)(s->timeout_ms / 1000);
+	tv.tv_usec = (suseconds_t)(s->timeout_ms % 1000) * 1000;
+	evtimer_add(l->timer, &tv);
+}
+
+struct status *
+status_new(struct event_base *base, struct reactor *r, uint64_t timeout_ms)
+{
+	struct status *s;
+	struct timeval tv = { STATUS_SNAPSHOT_S, 0 };
+	size_t i;
+
+	s = xcalloc(1, sizeof *s);
+	s->base = base;
+	s->reactor = r;
+	s->timeout_ms = timeout_ms;
+	s->nns = reactor_nns(r);
+	TAILQ_INIT(&s->loads);
+	for (i = 0; i < STATUS_SLOTS; i++)
+		s->ring[i].lateness =
+		    xcalloc(s->nns > 0 ? s->nns * VIA_COUNT : 1,
+		        sizeof(struct histogram));
+	snapshot_take(s);
+	s->snap_timer = event_new(base, -1, EV_PERSIST, snap_timer_cb, s);
+	if (s->snap_timer == NULL)
+		fatalx("status: cannot create a timer");
+	evtimer_add(s->snap_timer, &tv);
+	return (s);
+}
+
+void
+status_free(struct status *s)
+{
+	struct load *l;
+	size_t i;
+
+	if (s == NULL)
+		return;
+	while ((l = TAILQ_FIRST(&s->loads)) != NULL) {
+		TAILQ_REMOVE(&s->loads, l, entry);
+		l->st = NULL;
+		if (l->req != NULL)
+			httpd_reply_text(
+			    l->req, HTTP_SERVUNAVAIL, "shutting down");
+		l->req = NULL;
+		/* Calls still in flight free the load when they come back. */
+		if (l->outstanding == 0)
+			load_free(l);
+		else {
+			event_free(l->timer);
+			l->timer = NULL;
+		}
+	}
+	event_free(s->snap_timer);
+	for (i = 0; i < STATUS_SLOTS; i++)
+		free(s->ring[i].lateness);
+	free(s);
+}
