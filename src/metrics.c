@@ -458,6 +458,16 @@ render_redis(struct promtext *p, const struct reactor_stats *st,
 	render_redis_gauge(p, st, s, "lapse_dead",
 	    "Entries of the namespace's dead stream, read at this scrape.",
 	    offsetof(struct namespace_redis, dead));
+	promtext_family(p, "lapse_missed_total", PROMTEXT_COUNTER,
+	    "Occurrences of recurring events that no reactor fired on time and "
+	    "a later firing coalesced (its missed field), counted by Redis "
+	    "(lapse:{NS}:counts) for every reactor, read at this scrape.");
+	for (i = 0; s != NULL && i < st->nns; i++) {
+		if (s->calls[i].state != CALL_OK)
+			continue;
+		l.value = st->ns[i].name;
+		promtext_int(p, &l, 1, s->calls[i].redis.missed);
+	}
 	promtext_family(p, "lapse_next_due_timestamp_seconds", PROMTEXT_GAUGE,
 	    "Due time of the earliest pending event, on the Redis clock, in "
 	    "seconds since the epoch (absent when none is pending).");

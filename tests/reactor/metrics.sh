@@ -8,7 +8,9 @@
 # then 503 with the reason when Redis is stopped or killed, and 200 again
 # once it is back; a scrape made while Redis hangs is answered within
 # command-timeout without Redis's gauges; the library missing is a 503 of
-# its own; 404 and 405 (with Allow), HEAD, an oversized request refused;
+# its own; lapse_missed_total counts the occurrences of recurring events
+# that firings coalesced, as Redis does; 404 and 405 (with Allow), HEAD,
+# an oversized request refused;
 # an address in use stops a second lapsed at start, exit 1.
 . "${TESTS_LIB:?is not set: run this test through make check}" || exit 1
 t_start 180
@@ -143,9 +145,27 @@ t_is "every family has HELP and TYPE" \
     "$(grep '^lapse' "$P" | sed 's/[{ ].*//; s/_bucket$//; s/_sum$//;
         s/_count$//' | sort -u | wc -l | tr -d ' '):$(grep -c '^# HELP ' "$P")"
 
+# A recurring event of $ODD, hourly from five hours ago, its occurrence
+# of four hours ago moved back into due (as if no reactor had run since):
+# its firing coalesces the four occurrences since, counted by Redis,
+# exported as lapse_missed_total; no other namespace has any.
+from=$(( $(redis_time_ms) - 5 * 3600000 - 60000 ))
+lapse_cli schedule "$ODD" hourly --every 1h --from "@$from" >/dev/null
+rcli ZADD "lapse:{$ODD}:due" XX $((from + 3600000)) hourly >/dev/null
+wait_until 20 "the hourly event to fire" \
+    '[ "$(rcli LLEN "lapse:{$ODD}:ready")" = 4 ]'
+scrape m1b
+t_is "lapse_missed_total of $ODD: the 4 occurrences Redis counted" \
+    "$(metric "$T_DIR/m1b.prom" "lapse_missed_total{ns=\"$ODD\"}"):$(rcli \
+        HGET "lapse:{$ODD}:counts" missed)" "4:4"
+t_is "lapse_missed_total of t: 0" \
+    "$(metric "$T_DIR/m1b.prom" 'lapse_missed_total{ns="t"}')" 0
+
 # --- HTTP ----------------------------------------------------------------------
 
-t_is "/ is 404 (no status page yet)" "$(http_code /)" 404
+t_is "/ is the status page (tests/reactor/statuspage.sh)" \
+    "$(curl -s -m 10 -o /dev/null -w '%{http_code} %{content_type}' \
+        "http://127.0.0.1:$HTTP_PORT/")" "200 text/html; charset=utf-8"
 t_is "an unknown path: 404" "$(http_code /metricsx)" 404
 t_is "a query is not part of the path" "$(http_code '/metrics?x=1')" 200
 hdr=$(curl -s -m 10 -o /dev/null -D - -X POST \
