@@ -41,7 +41,8 @@ static const char STYLE[] =
     "td.n{text-align:right;font-variant-numeric:tabular-nums}"
     "td.id{font-family:monospace;word-break:break-all;max-width:30em}"
     ".ok{color:#161}.bad{color:#a11;font-weight:600}"
-    ".none{color:#888}.note{color:#555;font-size:.9em}";
+    ".none{color:#888}.note{color:#555;font-size:.9em}"
+    "td.id .note{white-space:nowrap;font-family:sans-serif}";
 
 /* --- reading lapse_status -------------------------------------------- */
 
