@@ -1,7 +1,8 @@
 #!/bin/bash
 # A clean shutdown leaks nothing: lapsed runs under valgrind through
 # connects, fired events, a killed subscriber and a killed command
-# connection, deliveries and a scrape of its HTTP endpoints, then
+# connection, deliveries, a scrape of its HTTP endpoints and loads of its
+# status page, then
 # SIGTERM; valgrind must report no leak and no error.
 # In the ASan build LeakSanitizer checks every lapsed at exit instead (each
 # test asserts exit 0), and valgrind cannot run ASan binaries.
@@ -57,10 +58,14 @@ lapse_cli schedule s s1 --in 10ms >/dev/null
 lapse_cli schedule y y1 --in 10ms >/dev/null
 wait_until 30 "attempts under way" '[ "$(rcli ZCARD "lapse:{s}:inflight")$(
     rcli ZCARD "lapse:{y}:inflight")" = 11 ]'
-# The HTTP endpoints: a scrape (with its calls to Redis), health, a 404.
-t_is "/metrics, /healthz and a 404 served under valgrind" \
-    "$(http_code /metrics) $(http_code /healthz) $(http_code /nope)" \
-    "200 200 404"
+# The HTTP endpoints: a scrape and the status page (with their calls to
+# Redis: in flight, dead and fired events, reactors), health, a 404.
+t_is "/metrics, /, HEAD /, /healthz and a 404 served under valgrind" \
+    "$(http_code /metrics) $(http_code /) $(http_code / -I) $(http_code \
+        /healthz) $(http_code /nope)" "200 200 200 200 404"
+t_is "the status page shows the dead entry and the attempts in flight" \
+    "$(http_get / | grep -c -e '^<tr><td class="id">bad</td>' \
+        -e '^<tr><td class="id">s1</td>' -e '^<tr><td class="id">y1</td>')" 3
 stop_reactors 1
 t_is "SIGTERM under valgrind: exit 0, no leak, no error" "$STOPPED" 0
 if [ "$STOPPED" != 0 ]; then
