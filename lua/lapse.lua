@@ -4272,7 +4272,7 @@ local registry = (function()
 
 	KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:inflight
 	      lapse:{NS}:dead lapse:{NS}:fired lapse:{NS}:ready
-	      lapse:{NS}:reactors lapse:{NS}:reactor-info
+	      lapse:{NS}:counts lapse:{NS}:reactors lapse:{NS}:reactor-info
 	ARGV: NS LIMIT STALE
 	  LIMIT  items of each list below (0 .. 100)
 	  STALE  as lapse_hello's: reactors not seen within it are left out
@@ -4298,7 +4298,7 @@ local registry = (function()
 		local p = c.p
 		local rkey, ikey = reactor_keys(ns)
 		check_keys(keys, { c.due, c.jobs, c.inflight, c.dead,
-		    p .. 'fired', p .. 'ready', rkey, ikey })
+		    p .. 'fired', p .. 'ready', p .. 'counts', rkey, ikey })
 		check_nargs(args, 3, 'NS LIMIT STALE')
 		local limit = whole(args[2], LIMIT_MAX)
 		if limit == nil then
@@ -4307,8 +4307,7 @@ local registry = (function()
 		end
 		local stale = check_stale(args[3])
 		local now = now_ms()
-		local counts = read_typed('hash', 'HGET', p .. 'counts',
-		    'missed')
+		local counts = read_typed('hash', 'HGET', keys[7], 'missed')
 		local fired = read_typed('stream', 'XLEN', keys[5])
 		local ready = read_typed('list', 'LLEN', keys[6])
 		local recent

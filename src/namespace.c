@@ -592,14 +592,14 @@ ns_build_stats(struct namespace *ns, struct rcmd *c)
 }
 
 /*
- * FCALL_RO lapse_status with the namespace's eight key names, LIMIT and
+ * FCALL_RO lapse_status with the namespace's nine key names, LIMIT and
  * STALE (hello.h's, as this reactor's hellos say it).
  */
 static void
 ns_build_status(struct namespace *ns, struct rcmd *c)
 {
 	static const char *suffixes[] = { "due", "jobs", "inflight", "dead",
-		"fired", "ready", "reactors", "reactor-info" };
+		"fired", "ready", "counts", "reactors", "reactor-info" };
 	size_t i;
 	char *key;
 

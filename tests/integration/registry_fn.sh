@@ -29,14 +29,14 @@ status() {
 	local ns=$1 k out
 	shift
 	[ $# -gt 0 ] || set -- 10 15000
-	k=$(for s in due jobs inflight dead fired ready reactors \
+	k=$(for s in due jobs inflight dead fired ready counts reactors \
 	    reactor-info; do kd "$ns" "$s"; echo; done)
 	# shellcheck disable=SC2086
-	out=$(rcli FCALL_RO lapse_status 8 $k "$ns" "$@" 2>&1)
+	out=$(rcli FCALL_RO lapse_status 9 $k "$ns" "$@" 2>&1)
 	case $out in
 	ERR*) echo "$out" ;;
 	# shellcheck disable=SC2086
-	*) rcli --json FCALL_RO lapse_status 8 $k "$ns" "$@" | jq -c . ;;
+	*) rcli --json FCALL_RO lapse_status 9 $k "$ns" "$@" | jq -c . ;;
 	esac
 }
 # field REPLY NAME: the value after NAME in a lapse_status reply.
