@@ -15,7 +15,7 @@
  *	log = stderr		; stderr|syslog|/absolute/path
  *	keyspace-events = auto	; auto|off
  *	paths = expired, timer, sweep	; the trigger paths (benchmarks)
- *	listen = 127.0.0.1:9465	; metrics and health over HTTP; off by default
+ *	listen = 127.0.0.1:9465	; metrics, health, status page; off by default
  *
  *	[namespace orders]	; one section per namespace, at least one
  *	watch = orders:, carts:
