@@ -1,0 +1,423 @@
+/*
+ * Unit tests for statuspage.c: lapse_status replies made from RESP text by
+ * hiredis's reader, read field by field and refused when they have the
+ * wrong shape (with Redis's own message for an error reply); the page
+ * written from them: the counts in their cells, a namespace not read shown
+ * as such, ids made of HTML escaped exactly, every reactor once with the
+ * namespaces it said hello to (this one marked), percentiles of the
+ * window; the Content-Security-Policy names the hash of the very style
+ * sheet the page carries.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <event2/buffer.h>
+#include <hiredis/hiredis.h>
+#include <openssl/evp.h>
+
+#include "codec.h"
+#include "histogram.h"
+#include "statuspage.h"
+
+#include "unit.h"
+
+#define HOSTILE "<script>alert(1)</script>\"&'"
+#define HOSTILE_HTML "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&amp;&#39;"
+
+/* RESP text, built up. */
+struct resp {
+	char buf[8192];
+	size_t len;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+put(struct resp *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	r->len +=
+	    (size_t)vsnprintf(r->buf + r->len, sizeof r->buf - r->len, fmt, ap);
+	va_end(ap);
+	ck_assert_uint_lt(r->len, sizeof r->buf);
+}
+
+static void
+bulk(struct resp *r, const char *s)
+{
+	put(r, "$%zu\r\n%s\r\n", strlen(s), s);
+}
+
+static void
+pair_int(struct resp *r, const char *name, long long v)
+{
+	bulk(r, name);
+	put(r, ":%lld\r\n", v);
+}
+
+/* name, then an array of n strings. */
+static void
+pair_list(struct resp *r, const char *name, const char *const *s, size_t n)
+{
+	size_t i;
+
+	bulk(r, name);
+	put(r, "*%zu\r\n", n);
+	for (i = 0; i < n; i++)
+		bulk(r, s[i]);
+}
+
+static redisReply *
+reply_of(const struct resp *r)
+{
+	redisReader *reader = redisReaderCreate();
+	void *reply = NULL;
+
+	ck_assert_ptr_nonnull(reader);
+	ck_assert_int_eq(redisReaderFeed(reader, r->buf, r->len), REDIS_OK);
+	ck_assert_int_eq(redisReaderGetReply(reader, &reply), REDIS_OK);
+	ck_assert_ptr_nonnull(reply);
+	redisReaderFree(reader);
+	return (reply);
+}
+
+static const char *const no_rows[1] = { NULL };
+
+/*
+ * A lapse_status reply of namespace a: 3 pending, one reactor (id) seen
+ * at 1000, the hostile id fired. leased has nleased cells (3 a row).
+ */
+static void
+status_resp(struct resp *r, const char *reactor, size_t nleased)
+{
+	static const char *const upcoming[] = { "p1", "1893549845678" };
+	static const char *const leased[] = { "l1", "1893549000500", "2",
+		"extra" };
+	static const char *const dead[] = { "d<1>", "1893548999000", "3",
+		"HTTP 500" };
+	static const char *const fired[] = { HOSTILE, "1893548999990",
+		"1893548999995", "timer", "1" };
+	const char *reactors[7] = { reactor, "1893548998000", "host-a", "42",
+		"0.1.0", "1893540000000", "127.0.0.1:9465" };
+
+	r->len = 0;
+	put(r, "*28\r\n");
+	pair_int(r, "now", 1893549000000);
+	pair_int(r, "pending", 3);
+	pair_int(r, "overdue", 1);
+	pair_int(r, "next_due", 1893549845678);
+	pair_int(r, "inflight", 1);
+	pair_int(r, "dead", 1);
+	pair_int(r, "fired", 7);
+	pair_int(r, "ready", 0);
+	pair_int(r, "missed", 4);
+	pair_list(r, "upcoming", upcoming, 2);
+	pair_list(r, "leased", leased, nleased);
+	pair_list(r, "dead_recent", dead, 4);
+	pair_list(r, "fired_recent", fired, 5);
+	pair_list(r, "reactors", reactors, 7);
+}
+
+START_TEST(test_parse)
+{
+	struct statuspage_redis st;
+	struct resp r;
+	redisReply *reply;
+	char *cause = NULL;
+
+	status_resp(&r, "r1", 3);
+	reply = reply_of(&r);
+	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), 0);
+	freeReplyObject(reply);
+	ck_assert_ptr_null(cause);
+	ck_assert_int_eq(st.now, 1893549000000);
+	ck_assert_int_eq(st.pending, 3);
+	ck_assert_int_eq(st.next_due, 1893549845678);
+	ck_assert_int_eq(st.missed, 4);
+	ck_assert_uint_eq(st.upcoming.nrows, 1);
+	ck_assert_uint_eq(st.leased.nrows, 1);
+	ck_assert_str_eq(st.leased.cell[2], "2");
+	ck_assert_uint_eq(st.fired_recent.nrows, 1);
+	ck_assert_str_eq(st.fired_recent.cell[0], HOSTILE);
+	ck_assert_uint_eq(st.fired_recent.len[0], strlen(HOSTILE));
+	ck_assert_uint_eq(st.reactors.nrows, 1);
+	ck_assert_str_eq(st.reactors.cell[6], "127.0.0.1:9465");
+	statuspage_redis_clear(&st);
+	statuspage_redis_clear(&st); /* twice is fine */
+}
+END_TEST
+
+START_TEST(test_parse_refused)
+{
+	struct statuspage_redis st;
+	struct resp r;
+	redisReply *reply;
+	char *cause = NULL;
+
+	/* An error: Redis's words. */
+	r.len = 0;
+	put(&r, "-ERR bad limit \"101\": must be 0 to 100\r\n");
+	reply = reply_of(&r);
+	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), -1);
+	ck_assert_str_eq(cause, "ERR bad limit \"101\": must be 0 to 100");
+	free(cause);
+	freeReplyObject(reply);
+
+	/* A list whose length is not a whole number of rows. */
+	status_resp(&r, "r1", 4);
+	reply = reply_of(&r);
+	cause = NULL;
+	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), -1);
+	ck_assert_str_eq(cause, "lapse_status answered something else");
+	ck_assert_ptr_null(st.upcoming.cell);
+	free(cause);
+	freeReplyObject(reply);
+
+	/* A field missing (an older library). */
+	r.len = 0;
+	put(&r, "*4\r\n");
+	pair_int(&r, "now", 1);
+	pair_list(&r, "leased", no_rows, 0);
+	reply = reply_of(&r);
+	cause = NULL;
+	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), -1);
+	ck_assert_str_eq(cause, "lapse_status answered something else");
+	free(cause);
+	freeReplyObject(reply);
+
+	/* A count below its range. */
+	r.len = 0;
+	put(&r, "*2\r\n");
+	pair_int(&r, "next_due", -2);
+	reply = reply_of(&r);
+	cause = NULL;
+	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), -1);
+	free(cause);
+	freeReplyObject(reply);
+}
+END_TEST
+
+/* The page of namespaces a (read: reactor r1) and b (read: r1, r2) and c
+ * (not read), as a new string. */
+static char *
+render_three(int healthy)
+{
+	struct statuspage_redis ra, rb;
+	struct statuspage_ns ns[3];
+	struct statuspage page;
+	struct evbuffer *out = evbuffer_new();
+	struct resp r;
+	redisReply *reply;
+	char *cause = NULL, *s;
+	size_t i, n;
+	int p;
+
+	status_resp(&r, "r1", 3);
+	reply = reply_of(&r);
+	ck_assert_int_eq(statuspage_parse(&ra, reply, &cause), 0);
+	freeReplyObject(reply);
+	status_resp(&r, "r2", 3);
+	reply = reply_of(&r);
+	ck_assert_int_eq(statuspage_parse(&rb, reply, &cause), 0);
+	freeReplyObject(reply);
+	/* b lists r2 alone. */
+	free(rb.reactors.cell[0]);
+	rb.reactors.cell[0] = strdup("r2");
+	memset(ns, 0, sizeof ns);
+	for (i = 0; i < 3; i++) {
+		for (p = 0; p < STATUSPAGE_PATHS; p++) {
+			ns[i].path[p].via = p == 0 ? "expired" : "timer";
+			histogram_init(
+			    &ns[i].path[p].window, &histogram_lateness);
+		}
+		ns[i].sink = "stream";
+	}
+	ns[0].name = "a";
+	ns[0].redis = &ra;
+	ns[0].path[1].fired = 100;
+	for (n = 0; n < 100; n++)
+		histogram_observe(&ns[0].path[1].window, 2000);
+	ns[1].name = "b";
+	ns[1].redis = &rb;
+	ns[2].name = "c";
+	ns[2].redis_error = "connection <lost>";
+	memset(&page, 0, sizeof page);
+	page.self_id = "r1";
+	page.version = "0.1.0";
+	page.healthy = healthy;
+	page.health = healthy ? "ok" : "redis down: <x>";
+	page.window_s = 300;
+	page.ns = ns;
+	page.nns = 3;
+	statuspage_render(&page, out);
+	statuspage_redis_clear(&ra);
+	statuspage_redis_clear(&rb);
+	n = evbuffer_get_length(out);
+	s = malloc(n + 1);
+	ck_assert_ptr_nonnull(s);
+	evbuffer_remove(out, s, n);
+	s[n] = '\0';
+	evbuffer_free(out);
+	return (s);
+}
+
+/* How many times needle is in s. */
+static int
+count(const char *s, const char *needle)
+{
+	int n = 0;
+
+	while ((s = strstr(s, needle)) != NULL) {
+		n++;
+		s += strlen(needle);
+	}
+	return (n);
+}
+
+START_TEST(test_render)
+{
+	char *s = render_three(1);
+
+	ck_assert_int_eq(count(s, "<tr class=\"ns\">"), 3);
+	ck_assert_ptr_nonnull(strstr(s,
+	    "<tr class=\"ns\"><td class=\"name\">a</td><td class=\"sink\">"
+	    "stream</td><td class=\"n pending\">3</td><td class=\"n "
+	    "overdue\">1</td><td class=\"next-due\"><time "
+	    "datetime=\"2030-01-02T02:04:05.678Z\">"));
+	ck_assert_ptr_nonnull(strstr(s,
+	    "<td class=\"n inflight\">1</td><td class=\"n dead\">1</td>"
+	    "<td class=\"n missed\">4</td><td class=\"n fired\">100</td>"
+	    "<td class=\"n p50\">1.75 ms</td><td class=\"n p90\">2.35 ms"
+	    "</td><td class=\"n p99\">2.48 ms</td></tr>"));
+	/* c was not read: unknown counts, and why, escaped. */
+	ck_assert_ptr_nonnull(strstr(s,
+	    "<td class=\"name\">c</td><td class=\"sink\">stream</td>"
+	    "<td class=\"n pending none\">?</td>"));
+	ck_assert_ptr_nonnull(strstr(s,
+	    "<p class=\"bad redis-error\">not read from Redis: connection "
+	    "&lt;lost&gt;</p>"));
+	/* The hostile id, once per namespace read, only escaped. */
+	ck_assert_int_eq(count(s, "<td class=\"id\">" HOSTILE_HTML "</td>"), 2);
+	ck_assert_int_eq(count(s, "<script"), 0);
+	ck_assert_int_eq(count(s, "<td class=\"id\">d&lt;1&gt;</td>"), 2);
+	ck_assert_int_eq(count(s, "<td class=\"error\">HTTP 500</td>"), 2);
+	/* Every reactor once: r1 with both namespaces and marked. */
+	ck_assert_int_eq(count(s, "<tr class=\"reactor\">"), 2);
+	ck_assert_ptr_nonnull(strstr(s, "id=\"nreactors\">2</span>"));
+	ck_assert_ptr_nonnull(strstr(s,
+	    "<td class=\"id\">r1 <span class=\"note\">(this one)</span></td>"));
+	ck_assert_ptr_nonnull(strstr(s, "<td class=\"namespaces\">a</td>"));
+	ck_assert_ptr_nonnull(strstr(s, "<td class=\"namespaces\">b</td>"));
+	ck_assert_ptr_nonnull(strstr(s, "<span id=\"window\">300 s</span>"));
+	ck_assert_ptr_nonnull(strstr(s,
+	    "<p id=\"health\" class=\"ok\">"
+	    "healthy</p>"));
+	free(s);
+	s = render_three(0);
+	ck_assert_ptr_nonnull(strstr(s,
+	    "<p id=\"health\" class=\"bad\">"
+	    "unhealthy: redis down: &lt;x&gt;</p>"));
+	free(s);
+}
+END_TEST
+
+/* The same reactor in two namespaces is one row naming both. */
+START_TEST(test_reactor_union)
+{
+	struct statuspage_redis r[2];
+	struct statuspage_ns ns[2];
+	struct statuspage page;
+	struct evbuffer *out = evbuffer_new();
+	struct resp resp;
+	redisReply *reply;
+	char *cause = NULL, *s;
+	size_t i, n;
+	int p;
+
+	memset(ns, 0, sizeof ns);
+	for (i = 0; i < 2; i++) {
+		status_resp(&resp, "r9", 3);
+		reply = reply_of(&resp);
+		ck_assert_int_eq(statuspage_parse(&r[i], reply, &cause), 0);
+		freeReplyObject(reply);
+		for (p = 0; p < STATUSPAGE_PATHS; p++) {
+			ns[i].path[p].via = "sweep";
+			histogram_init(
+			    &ns[i].path[p].window, &histogram_lateness);
+		}
+		ns[i].sink = "list";
+		ns[i].redis = &r[i];
+	}
+	ns[0].name = "x";
+	ns[1].name = "y";
+	memset(&page, 0, sizeof page);
+	page.self_id = "other";
+	page.version = "0.1.0";
+	page.healthy = 1;
+	page.health = "ok";
+	page.ns = ns;
+	page.nns = 2;
+	statuspage_render(&page, out);
+	n = evbuffer_get_length(out);
+	s = malloc(n + 1);
+	ck_assert_ptr_nonnull(s);
+	evbuffer_remove(out, s, n);
+	s[n] = '\0';
+	ck_assert_int_eq(count(s, "<tr class=\"reactor\">"), 1);
+	ck_assert_ptr_nonnull(strstr(s, "<td class=\"namespaces\">x, y</td>"));
+	ck_assert_int_eq(count(s, "(this one)"), 0);
+	/* No firing in the window: no percentile. */
+	ck_assert_ptr_nonnull(strstr(
+	    s, "<td class=\"n p50\"><span class=\"none\">-</span></td>"));
+	free(s);
+	evbuffer_free(out);
+	statuspage_redis_clear(&r[0]);
+	statuspage_redis_clear(&r[1]);
+}
+END_TEST
+
+START_TEST(test_csp)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	char csp[STATUSPAGE_CSP_MAX], want[STATUSPAGE_CSP_MAX];
+	unsigned int mdlen = 0;
+	char *s = render_three(1), *b, *e, *b64;
+
+	b = strstr(s, "<style>");
+	e = strstr(s, "</style>");
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(e);
+	b += strlen("<style>");
+	ck_assert_int_eq(
+	    EVP_Digest(b, (size_t)(e - b), md, &mdlen, EVP_sha256(), NULL), 1);
+	b64 = base64_encode(md, mdlen);
+	snprintf(want, sizeof want,
+	    "default-src 'none'; style-src 'sha256-%s'; base-uri 'none'; "
+	    "form-action 'none'; frame-ancestors 'none'",
+	    b64);
+	statuspage_csp(csp, sizeof csp);
+	ck_assert_str_eq(csp, want);
+	free(b64);
+	free(s);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("statuspage");
+	TCase *tc = tcase_create("statuspage");
+
+	tcase_add_test(tc, test_parse);
+	tcase_add_test(tc, test_parse_refused);
+	tcase_add_test(tc, test_render);
+	tcase_add_test(tc, test_reactor_union);
+	tcase_add_test(tc, test_csp);
+	suite_add_tcase(s, tc);
+	return (unit_run(s));
+}
