@@ -89,8 +89,9 @@ reply_of(const struct resp *r)
 static const char *const no_rows[1] = { NULL };
 
 /*
- * A lapse_status reply of namespace a: 3 pending, one reactor (id) seen
- * at 1000, the hostile id fired. leased has nleased cells (3 a row).
+ * A lapse_status reply: 3 pending, one in flight, one dead, the hostile id
+ * fired, one reactor (its id given); leased has nleased cells (3 a row,
+ * so 4 is misshapen).
  */
 static void
 status_resp(struct resp *r, const char *reactor, size_t nleased)
@@ -202,8 +203,10 @@ START_TEST(test_parse_refused)
 }
 END_TEST
 
-/* The page of namespaces a (read: reactor r1) and b (read: r1, r2) and c
- * (not read), as a new string. */
+/*
+ * The page of namespaces a (read: reactor r1), b (read: reactor r2) and c
+ * (not read), as a new string.
+ */
 static char *
 render_three(int healthy)
 {
