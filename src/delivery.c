@@ -116,6 +116,9 @@ struct delivery {
 	void *slot_arg;
 
 	struct delivery_stats st;
+	struct delivery_outcome recent[DELIVERY_RECENT]; /* a ring */
+	size_t recent_next; /* the slot the next outcome takes */
+	size_t nrecent;
 };
 
 /* What a call's reply needs to know: the call, the attempts it names. */
@@ -451,6 +454,38 @@ check_done(struct delivery *d)
 	done(d->done_arg);
 }
 
+/* Keep what became of attempt a in the ring of recent outcomes. */
+static void
+recent_add(struct delivery *d, const struct attempt *a, const char *outcome,
+    const char *error)
+{
+	struct delivery_outcome *o = &d->recent[d->recent_next];
+	size_t n;
+
+	free(o->id);
+	free(o->error);
+	o->id = xmalloc(a->idlen + 1);
+	memcpy(o->id, a->id, a->idlen);
+	o->id[a->idlen] = '\0';
+	o->idlen = a->idlen;
+	o->due = a->due;
+	o->attempt = a->attempt;
+	o->outcome = outcome;
+	o->ended_ms = link_server_ms(d->link);
+	o->error = NULL;
+	if (error != NULL) {
+		n = strlen(error);
+		if (n > DELIVERY_RECENT_ERROR_MAX)
+			n = DELIVERY_RECENT_ERROR_MAX;
+		o->error = xmalloc(n + 1);
+		memcpy(o->error, error, n);
+		o->error[n] = '\0';
+	}
+	d->recent_next = (d->recent_next + 1) % DELIVERY_RECENT;
+	if (d->nrecent < DELIVERY_RECENT)
+		d->nrecent++;
+}
+
 /*
  * The outcome of attempt a: written back, its slot freed. error is NULL
  * on success; dead sends it straight to the dead stream. logged is what
@@ -470,6 +505,7 @@ attempt_end(struct attempt *a, const char *error, const char *logged, int dead,
 	d->nrunning--;
 	if (error == NULL) {
 		d->st.succeeded++;
+		recent_add(d, a, "ok", NULL);
 		ack_add(d, a);
 	} else {
 		if (!dead) {
@@ -485,11 +521,13 @@ attempt_end(struct attempt *a, const char *error, const char *logged, int dead,
 			logged = error;
 		if (dead || a->attempt >= d->dc->max_attempts) {
 			d->st.dead++;
+			recent_add(d, a, "dead", logged);
 			log_warnx("namespace %s: event \"%s\" attempt %u "
 			          "failed: %s; to the dead stream",
 			    d->ns->name, id, a->attempt, logged);
 		} else {
 			d->st.failed++;
+			recent_add(d, a, "retry", logged);
 			log_info("namespace %s: event \"%s\" attempt %u of "
 			         "%u failed: %s; next in %s",
 			    d->ns->name, id, a->attempt, d->dc->max_attempts,
@@ -999,6 +1037,7 @@ void
 delivery_free(struct delivery *d)
 {
 	struct attempt *a;
+	size_t i;
 
 	if (d == NULL)
 		return;
@@ -1017,6 +1056,10 @@ delivery_free(struct delivery *d)
 	}
 	if (d->http != NULL)
 		webhook_client_free(d->http);
+	for (i = 0; i < DELIVERY_RECENT; i++) {
+		free(d->recent[i].id);
+		free(d->recent[i].error);
+	}
 	event_free(d->extend_timer);
 	event_free(d->stop_timer);
 	event_free(d->ack_flush);
@@ -1032,6 +1075,13 @@ delivery_free(struct delivery *d)
 void
 delivery_stats(const struct delivery *d, struct delivery_stats *st)
 {
+	size_t i;
+
 	*st = d->st;
 	st->running = d->nrunning;
+	st->nrecent = d->nrecent;
+	for (i = 0; i < d->nrecent; i++)
+		st->recent[i] =
+		    &d->recent[(d->recent_next + DELIVERY_RECENT - 1 - i) %
+		        DELIVERY_RECENT];
 }

@@ -43,6 +43,22 @@ typedef void delivery_slot_cb(void *arg);
 /* Stopped: no attempt left running. */
 typedef void delivery_done_cb(void *arg);
 
+/* Attempts this reactor ended lately, for the status page. */
+#define DELIVERY_RECENT 10
+/* The bytes of an attempt's error kept there. */
+#define DELIVERY_RECENT_ERROR_MAX 200
+
+/* An attempt that ended: what it was, and how it went. */
+struct delivery_outcome {
+	char *id; /* len bytes, NUL-terminated */
+	size_t idlen;
+	int64_t due; /* of the occurrence */
+	unsigned int attempt;
+	const char *outcome; /* "ok", "retry" or "dead" */
+	int64_t ended_ms; /* on the Redis clock as estimated; -1: unknown */
+	char *error; /* NULL for ok; as logged at info level, cut */
+};
+
 struct delivery_stats {
 	unsigned int running;
 	uint64_t started;
@@ -53,6 +69,12 @@ struct delivery_stats {
 	uint64_t lease_lost; /* attempts cancelled: another reactor took over */
 	uint64_t released;
 	uint64_t bad_records; /* records a sweep returned that make no sense */
+	/*
+	 * The last attempts ended, newest first (borrowed until the next
+	 * event of the loop): at most DELIVERY_RECENT.
+	 */
+	const struct delivery_outcome *recent[DELIVERY_RECENT];
+	size_t nrecent;
 };
 
 /*

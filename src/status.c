@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <sys/queue.h>
+#include <sys/time.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include <event2/http.h>
 #include <hiredis/hiredis.h>
 
+#include "delivery.h"
 #include "health.h"
 #include "hello.h"
 #include "histogram.h"
@@ -136,11 +138,49 @@ window_start(const struct status *s, uint64_t now)
 
 /* --- the page -------------------------------------------------------- */
 
+/*
+ * The Redis clock now as the first link estimates it (host time plus the
+ * offset measured), -1 while unknown: the reference of the times shown
+ * when a namespace's call, which carries the server's time, did not
+ * come back.
+ */
+static int64_t
+redis_now_ms(const struct reactor_stats *st)
+{
+	struct timeval tv;
+
+	if (st->nlinks == 0 || !st->links[0].clock_valid)
+		return (-1);
+	gettimeofday(&tv, NULL);
+	return ((int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000 +
+	    st->links[0].clock_offset_us / 1000);
+}
+
+/* A delivery namespace's recent attempts as the page takes them. */
+static void
+page_attempts(struct statuspage_attempt *out, const struct delivery_stats *ds)
+{
+	const struct delivery_outcome *o;
+	size_t i;
+
+	for (i = 0; i < ds->nrecent; i++) {
+		o = ds->recent[i];
+		out[i].id = o->id;
+		out[i].idlen = o->idlen;
+		out[i].due = o->due;
+		out[i].attempt = o->attempt;
+		out[i].outcome = o->outcome;
+		out[i].ended_ms = o->ended_ms;
+		out[i].error = o->error;
+	}
+}
+
 static void
 status_render(struct status *s, struct load *l, struct evbuffer *out, int *code)
 {
 	const struct hello_self *self = reactor_self(s->reactor);
 	const struct snapshot *from;
+	struct statuspage_attempt *attempts; /* DELIVERY_RECENT a namespace */
 	struct statuspage_ns *pns;
 	struct reactor_stats st;
 	struct statuspage page;
@@ -156,11 +196,21 @@ status_render(struct status *s, struct load *l, struct evbuffer *out, int *code)
 	page.healthy = health_judge(&st, 0, why, sizeof why) == 0;
 	page.health = why;
 	from = window_start(s, now);
+	page.now_ms = redis_now_ms(&st);
 	page.window_s =
 	    from != NULL ? (now - from->mono_us + 500000) / 1000000 : 0;
 	pns = xcalloc(st.nns > 0 ? st.nns : 1, sizeof *pns);
+	attempts = xcalloc(
+	    st.nns > 0 ? st.nns * DELIVERY_RECENT : 1, sizeof *attempts);
 	for (i = 0; i < st.nns; i++) {
 		pns[i].name = st.ns[i].name;
+		if (st.ns[i].delivers) {
+			pns[i].delivers = 1;
+			pns[i].attempts = &attempts[i * DELIVERY_RECENT];
+			pns[i].nattempts = st.ns[i].delivery.nrecent;
+			page_attempts(
+			    &attempts[i * DELIVERY_RECENT], &st.ns[i].delivery);
+		}
 		pns[i].sink = st.ns[i].sink;
 		pns[i].last_error = st.ns[i].last_error;
 		for (v = 0; v < VIA_COUNT && v < STATUSPAGE_PATHS; v++) {
@@ -187,6 +237,7 @@ status_render(struct status *s, struct load *l, struct evbuffer *out, int *code)
 	page.nns = st.nns;
 	statuspage_render(&page, out);
 	*code = page.healthy ? HTTP_OK : HTTP_SERVUNAVAIL;
+	free(attempts);
 	free(pns);
 	reactor_stats_free(&st);
 }

@@ -242,14 +242,17 @@ add_relative(struct evbuffer *out, long long delta_ms)
 	add(out, delta_ms > 0 ? "in %s" : "%s ago", n);
 }
 
-/* A time on the Redis clock, and how far from now. */
+/* A time on the Redis clock, and how far from now (now < 0: unknown). */
 static void
 add_time(struct evbuffer *out, long long ms, long long now)
 {
 	char t[TIMESTAMP_BUFSIZE];
 
-	add(out, "<time datetime=\"%s\">%s</time> <span class=\"note\">(",
+	add(out, "<time datetime=\"%s\">%s</time>",
 	    timestamp_format(ms, t, sizeof t), t);
+	if (now < 0)
+		return;
+	add(out, " <span class=\"note\">(");
 	add_relative(out, ms - now);
 	add(out, ")</span>");
 }
@@ -556,8 +559,50 @@ render_dead(const struct statuspage_redis *r, struct evbuffer *out)
 	add(out, "</table>\n<p class=\"note\">the newest first</p>\n");
 }
 
+/* Sinks http and exec: the attempts this reactor ended lately. */
 static void
-render_namespace(const struct statuspage_ns *ns, struct evbuffer *out)
+render_attempts(const struct statuspage *page, const struct statuspage_ns *ns,
+    struct evbuffer *out)
+{
+	const struct statuspage_attempt *a;
+	long long now;
+	size_t i;
+
+	add(out, "<h3>Deliveries by this reactor, newest first</h3>\n");
+	if (ns->nattempts == 0) {
+		add(out, "<p class=\"none\">none since it started</p>\n");
+		return;
+	}
+	add(out,
+	    "<table class=\"attempts\">\n<tr><th>id</th><th>due</th>"
+	    "<th>attempt</th><th>outcome</th><th>ended</th><th>error</th>"
+	    "</tr>\n");
+	for (i = 0; i < ns->nattempts; i++) {
+		a = &ns->attempts[i];
+		now = ns->redis != NULL ? ns->redis->now : page->now_ms;
+		add(out, "<tr><td class=\"id\">");
+		htmlesc_add(out, a->id, a->idlen);
+		add(out, "</td><td>");
+		add_time(out, a->due, now);
+		add(out, "</td><td class=\"n\">%u</td>", a->attempt);
+		add(out, "<td class=\"outcome %s\">%s</td>",
+		    strcmp(a->outcome, "ok") == 0 ? "ok" : "bad", a->outcome);
+		if (a->ended_ms >= 0) {
+			add(out, "<td>");
+			add_time(out, a->ended_ms, now);
+			add(out, "</td>");
+		} else
+			add(out, "<td class=\"none\">?</td>");
+		add(out, "<td class=\"error\">");
+		esc(out, a->error);
+		add(out, "</td></tr>\n");
+	}
+	add(out, "</table>\n");
+}
+
+static void
+render_namespace(const struct statuspage *page, const struct statuspage_ns *ns,
+    struct evbuffer *out)
 {
 	add(out, "<section class=\"namespace\" id=\"ns-");
 	esc(out, ns->name);
@@ -570,6 +615,8 @@ render_namespace(const struct statuspage_ns *ns, struct evbuffer *out)
 		add(out, "</p>\n");
 	}
 	render_paths(ns, out);
+	if (ns->delivers)
+		render_attempts(page, ns, out);
 	if (ns->redis == NULL) {
 		add(out, "<p class=\"bad redis-error\">not read from Redis: ");
 		esc(out, ns->redis_error != NULL ? ns->redis_error : "unknown");
@@ -681,7 +728,7 @@ statuspage_render(const struct statuspage *page, struct evbuffer *out)
 	render_summary(page, out);
 	render_reactors(page, out);
 	for (i = 0; i < page->nns; i++)
-		render_namespace(&page->ns[i], out);
+		render_namespace(page, &page->ns[i], out);
 	add(out, "</body>\n</html>\n");
 }
 

@@ -66,12 +66,26 @@ struct statuspage_path {
 	struct histogram window; /* lateness within the window */
 };
 
+/* A delivery attempt this reactor ended (sinks http and exec). */
+struct statuspage_attempt {
+	const char *id;
+	size_t idlen;
+	int64_t due;
+	unsigned int attempt;
+	const char *outcome; /* "ok", "retry", "dead" */
+	int64_t ended_ms; /* -1: unknown */
+	const char *error; /* NULL: none */
+};
+
 /* A namespace as the page shows it. */
 struct statuspage_ns {
 	const char *name;
 	const char *sink;
 	struct statuspage_path path[STATUSPAGE_PATHS];
 	const char *last_error; /* of its sweeps; NULL: none */
+	int delivers; /* sink http or exec: attempts[] apply */
+	const struct statuspage_attempt *attempts; /* newest first */
+	size_t nattempts;
 	const struct statuspage_redis *redis; /* NULL: not read */
 	const char *redis_error; /* why not, when redis is NULL */
 };
@@ -82,6 +96,7 @@ struct statuspage {
 	int healthy;
 	const char *health; /* "ok", or why not */
 	uint64_t window_s; /* the lateness window, seconds */
+	int64_t now_ms; /* the Redis clock as estimated here; -1: unknown */
 	const struct statuspage_ns *ns;
 	size_t nns;
 };

@@ -63,9 +63,9 @@ wait_until 30 "attempts under way" '[ "$(rcli ZCARD "lapse:{s}:inflight")$(
 t_is "/metrics, /, HEAD /, /healthz and a 404 served under valgrind" \
     "$(http_code /metrics) $(http_code /) $(http_code / -I) $(http_code \
         /healthz) $(http_code /nope)" "200 200 200 200 404"
-t_is "the status page shows the dead entry and the attempts in flight" \
+t_is "the status page shows the dead entry (and its attempt), the attempts in flight" \
     "$(http_get / | grep -c -e '^<tr><td class="id">bad</td>' \
-        -e '^<tr><td class="id">s1</td>' -e '^<tr><td class="id">y1</td>')" 3
+        -e '^<tr><td class="id">s1</td>' -e '^<tr><td class="id">y1</td>')" 4
 stop_reactors 1
 t_is "SIGTERM under valgrind: exit 0, no leak, no error" "$STOPPED" 0
 if [ "$STOPPED" != 0 ]; then

@@ -2,8 +2,9 @@
 # lapsed's status page (GET /), read with curl and held against what Redis
 # holds: per namespace pending, overdue, next due, in flight, dead and
 # missed as Redis counts them, the pending, in-flight (lease, attempt),
-# dead (error) and recently fired events by id, newest first, what this
-# reactor fired as /metrics counts it, the lateness window; every reactor
+# dead (error) and recently fired events by id, newest first, the
+# deliveries this reactor ended (outcome, error), what this reactor fired
+# as /metrics counts it, the lateness window; every reactor
 # attached to this Redis (the registry: lapse_hello every 5 s), this one
 # marked, a second one with its pid and namespaces, gone from Redis and the
 # page when it stops cleanly, and after 15 s when it is killed; one
@@ -199,6 +200,22 @@ t_is "d: the dead entry, when it failed, its attempts and error" \
         sed -n '/^<table class="dead-recent">/,/^<\/table>/p' |
         grep '^<tr><td class="id">' | sed 's/ <span class="note">[^<]*<\/span>//')" \
     "<tr><td class=\"id\">d&lt;1&gt;</td><td><time datetime=\"$failed\">$failed</time></td><td class=\"n\">$(dead_field attempts)</td><td class=\"error\">$(dead_field error)</td></tr>"
+
+# Deliveries: the ring of attempts this reactor ended.
+attempts() {
+	printf '%s\n' "$1" | sed -n '/^<table class="attempts">/,/^<\/table>/p' |
+	    grep '^<tr><td class="id">' |
+	    sed 's/<td><time[^>]*>[^<]*<\/time> <span class="note">[^<]*<\/span><\/td>/<td>T<\/td>/g'
+}
+t_is "d: the attempt this reactor ended, dead, with its error" \
+    "$(attempts "$S")" \
+    "<tr><td class=\"id\">d&lt;1&gt;</td><td>T</td><td class=\"n\">1</td><td class=\"outcome bad\">dead</td><td>T</td><td class=\"error\">$(dead_field error)</td></tr>"
+t_is "s: none ended yet (one held)" \
+    "$(section "$P" s | grep -c '^<h3>Deliveries by this reactor, newest first</h3>$'):$(
+    section "$P" s | grep -c '^<p class="none">none since it started</p>$')" \
+    "1:1"
+t_is "t (sink stream): no deliveries shown" \
+    "$(section "$P" t | grep -c 'Deliveries by this reactor')" 0
 
 # The reactors.
 reactors() {

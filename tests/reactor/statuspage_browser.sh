@@ -99,9 +99,9 @@ t_is "both reactors attached" \
 t_is "<script>alert(1)</script>\"&' is text in its cell" \
     "$(grep -c -F "<td class=\"id\">&lt;script&gt;alert(1)&lt;/script&gt;\"&amp;'</td>" \
         "$DOM")" 1
-t_is "the <img> id is text, in orders' firings and hooks' dead" \
+t_is "the <img> id is text: orders' firings, hooks' dead and its 2 attempts" \
     "$(grep -c -F '<td class="id">&lt;img/src=x/onerror=document.title="PWNED"&gt;</td>' \
-        "$DOM")" 2
+        "$DOM")" 4
 t_is "the <svg> id is text, among the pending" \
     "$(grep -c -F '<td class="id">"&gt;&lt;svg/onload=document.title="PWNED"&gt;</td>' \
         "$DOM")" 1

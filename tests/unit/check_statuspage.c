@@ -3,7 +3,8 @@
  * hiredis's reader, read field by field and refused when they have the
  * wrong shape (with Redis's own message for an error reply); the page
  * written from them: the counts in their cells, a namespace not read shown
- * as such, ids made of HTML escaped exactly, every reactor once with the
+ * as such, ids made of HTML escaped exactly, the deliveries a reactor
+ * ended, every reactor once with the
  * namespaces it said hello to (this one marked), percentiles of the
  * window; the Content-Security-Policy names the hash of the very style
  * sheet the page carries.
@@ -210,6 +211,11 @@ END_TEST
 static char *
 render_three(int healthy)
 {
+	static const struct statuspage_attempt attempts[] = {
+		{ "h\xff<1>", 5, 1893549000000, 2, "retry", -1,
+		    "HTTP 503 <b>" },
+		{ "h2", 2, 1893549000000, 1, "ok", 1893549000250, NULL },
+	};
 	struct statuspage_redis ra, rb;
 	struct statuspage_ns ns[3];
 	struct statuspage page;
@@ -249,12 +255,16 @@ render_three(int healthy)
 	ns[1].redis = &rb;
 	ns[2].name = "c";
 	ns[2].redis_error = "connection <lost>";
+	ns[2].delivers = 1;
+	ns[2].attempts = attempts;
+	ns[2].nattempts = 2;
 	memset(&page, 0, sizeof page);
 	page.self_id = "r1";
 	page.version = "0.1.0";
 	page.healthy = healthy;
 	page.health = healthy ? "ok" : "redis down: <x>";
 	page.window_s = 300;
+	page.now_ms = 1893549001000;
 	page.ns = ns;
 	page.nns = 3;
 	statuspage_render(&page, out);
@@ -316,6 +326,21 @@ START_TEST(test_render)
 	    "<td class=\"id\">r1 <span class=\"note\">(this one)</span></td>"));
 	ck_assert_ptr_nonnull(strstr(s, "<td class=\"namespaces\">a</td>"));
 	ck_assert_ptr_nonnull(strstr(s, "<td class=\"namespaces\">b</td>"));
+	/* c delivers: its attempts, newest first, escaped; a and b not. */
+	ck_assert_int_eq(count(s, "Deliveries by this reactor"), 1);
+	ck_assert_ptr_nonnull(strstr(s,
+	    "<tr><td class=\"id\">h\\xff&lt;1&gt;</td><td><time "
+	    "datetime=\"2030-01-02T01:50:00.000Z\">2030-01-02T01:50:00.000Z"
+	    "</time> <span class=\"note\">(1.0 s ago)</span></td>"
+	    "<td class=\"n\">2"
+	    "</td><td class=\"outcome bad\">retry</td><td class=\"none\">?"
+	    "</td><td class=\"error\">HTTP 503 &lt;b&gt;</td></tr>\n"
+	    "<tr><td class=\"id\">h2</td>"));
+	ck_assert_ptr_nonnull(strstr(s,
+	    "<td class=\"outcome ok\">ok</td><td><time "
+	    "datetime=\"2030-01-02T01:50:00.250Z\">2030-01-02T01:50:00.250Z"
+	    "</time> <span class=\"note\">(0.8 s ago)</span></td>"
+	    "<td class=\"error\"></td></tr>"));
 	ck_assert_ptr_nonnull(strstr(s, "<span id=\"window\">300 s</span>"));
 	ck_assert_ptr_nonnull(strstr(s,
 	    "<p id=\"health\" class=\"ok\">"
@@ -362,6 +387,7 @@ START_TEST(test_reactor_union)
 	page.self_id = "other";
 	page.version = "0.1.0";
 	page.healthy = 1;
+	page.now_ms = -1;
 	page.health = "ok";
 	page.ns = ns;
 	page.nns = 2;
