@@ -623,7 +623,12 @@ render_namespace(const struct statuspage *page, const struct statuspage_ns *ns,
 		add(out, "</p>\n");
 	} else {
 		render_upcoming(ns->redis, out);
-		render_fired(ns->redis, out);
+		/*
+		 * A delivery sink writes no firing to Redis: its attempts,
+		 * above, are what it fired.
+		 */
+		if (!ns->delivers || ns->redis->fired_recent.nrows > 0)
+			render_fired(ns->redis, out);
 		render_leased(ns->redis, out);
 		render_dead(ns->redis, out);
 	}

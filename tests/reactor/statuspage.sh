@@ -216,6 +216,9 @@ t_is "s: none ended yet (one held)" \
     "1:1"
 t_is "t (sink stream): no deliveries shown" \
     "$(section "$P" t | grep -c 'Deliveries by this reactor')" 0
+t_is "recent firings for t and l, not for the delivery sinks d and s" \
+    "$(for n in t l d s; do section "$P" $n |
+        grep -c '^<h3>Recent firings</h3>$'; done | tr '\n' ' ')" "1 1 0 0 "
 
 # The reactors.
 reactors() {
