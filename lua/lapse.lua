@@ -4097,7 +4097,8 @@ local registry = (function()
 	  HOST     1-255 bytes 0x21-0x7e
 	  PID      1 .. 2147483647
 	  VERSION  lapsed's version, 1-64 bytes 0x21-0x7e
-	  STARTED  when it started, ms since the epoch
+	  STARTED  when it started, ms since the epoch (its host's clock:
+	           shown, never compared)
 	  LISTEN   its status page's address, '' when it serves none
 	Reply: { now, pruned }: the Redis time written as ID's last hello,
 	and how many stale entries this call removed.
