@@ -565,3 +565,23 @@ tls_make_ca() {
 		exit 1
 	fi
 }
+
+# --- recurring events ---------------------------------------------------------
+
+# occurrences NS: the fired stream of NS in its order, one line per entry:
+# "id due fired missed mark", a field the entry lacks as "-" (missed: of
+# a recurring event's occurrence; mark: an entry a test added itself to
+# show where in the stream's order a call of its own took effect).
+occurrences() {
+	rcli -2 --json XRANGE "lapse:{$1}:fired" - + | jq -r '.[] | .[1] |
+	    [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
+	    "\(.id) \(.due // "-") \(.fired // "-") \(.missed // "-") " +
+	    "\(.mark // "-")"'
+}
+
+# wait_redis_time MS SECONDS: wait (at most SECONDS) until the Redis
+# server's clock reaches MS.
+wait_redis_time() {
+	wait_until "$2" "the Redis clock to reach $1" \
+	    "[ \"\$(redis_time_ms)\" -ge $1 ]"
+}
