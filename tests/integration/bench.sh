@@ -5,7 +5,8 @@
 # its JSON saying so; the delivery scenarios, short, every event
 # delivered and acknowledged once with their yardsticks measured (and
 # http-drain without wrk: no ratio, and why); the scrape scenario, its two
-# runs firing every event once and every scrape answered; and nothing of
+# runs firing every event once and every scrape answered; the recurring
+# scenario, every occurrence of its window fired once; and nothing of
 # the runs left running.
 . "$TESTS_LIB"
 t_start 300
@@ -157,4 +158,22 @@ t_match "scrape-1k: the reactor's CPU per scrape, and its share" \
         .scrape.scrape_cost_pct] | map(tostring) | join(" ")')" \
     '^-?[0-9.]+(e-?[0-9]+)? -?[0-9.]+(e-?[0-9]+)?$'
 t_is "after the scrape runs, its directory is gone" "$(ls -A "$T_DIR/tmp")" ""
+# The recurring scenario, short: 100,000 recurring events pending, every
+# occurrence of a 2 s window (2,000 every second) fired once, none
+# early, lost or coalesced, every recurrence still pending after it; its
+# memory and CPU per occurrence measured.
+TMPDIR=$T_DIR/tmp run "$LAPSE_BENCH" --spawn 1 --lapsed "$LAPSED" \
+    --redis-server "$REDIS_PATH" --scenario recur-100k --duration 2s --json -q
+t_is "recur-100k exits 0" "$RC: $ERR" "0: "
+t_match "recur-100k: every occurrence of the window fired once" \
+    "$(drow recur-100k '[.scheduled == .fired, .scheduled >= 4000, .lost,
+        .duplicated, .early, .recur.coalesced, .recur.events,
+        .recur.pending_after] | map(tostring) | join(" ")')" \
+    '^true true 0 0 0 0 100000 100000$'
+t_match "recur-100k: memory per recurring event, CPU per occurrence" \
+    "$(drow recur-100k '[.mem_bytes_per_pending,
+        .recur.reactor_us_per_occurrence, .recur.redis_us_per_occurrence] |
+        map(tostring) | join(" ")')" \
+    '^[1-9][0-9.]* [0-9.]+(e-?[0-9]+)? [0-9.]+(e-?[0-9]+)?$'
+t_is "after the recurring run, its directory is gone" "$(ls -A "$T_DIR/tmp")" ""
 t_done

@@ -13,6 +13,7 @@
 #include "deliver.h"
 #include "json.h"
 #include "proc.h"
+#include "recur.h"
 
 /* A line being built. */
 struct json_line {
@@ -297,6 +298,26 @@ json_unknown(struct json_line *j, cJSON *o, const char *name)
 	}
 }
 
+/* "recur": what the recurring row adds. */
+static void
+json_recur(struct json_line *j, cJSON *o, const struct recur_result *rr)
+{
+	cJSON *r;
+
+	r = json_obj(j, o, "recur");
+	if (r == NULL)
+		return;
+	json_num(j, r, "events", (double)rr->events);
+	json_num(j, r, "every_second", (double)rr->every_second);
+	json_num(j, r, "daily", (double)rr->daily);
+	json_num(j, r, "entries", (double)rr->entries);
+	json_num(j, r, "coalesced", (double)rr->coalesced);
+	json_num(j, r, "pending_after", (double)rr->pending_after);
+	json_num_or_null(j, r, "reactor_us_per_occurrence", rr->reactor_us);
+	json_num_or_null(j, r, "redis_us_per_occurrence", rr->redis_us);
+	json_num_or_null(j, r, "schedule_per_s", rr->sched_per_s);
+}
+
 /* "delivery": what a delivery row adds. A delivery is no move into a
  * stream (ratio_move), and sink exec leaves nothing to count duplicates
  * by. */
@@ -401,6 +422,8 @@ json_row(const struct bench *b, const struct row *row)
 		json_delivery(&j, o, row->dlv);
 	if (row->quiet != NULL)
 		json_scrape(&j, o, b, row);
+	if (row->recur != NULL)
+		json_recur(&j, o, row->recur);
 	return (json_end(b, &j));
 }
 

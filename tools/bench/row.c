@@ -16,6 +16,7 @@
 #include "bench.h"
 #include "deliver.h"
 #include "query.h"
+#include "recur.h"
 #include "rcmd.h"
 #include "row.h"
 #include "runner.h"
@@ -318,10 +319,12 @@ row_prepare(
 	}
 	/*
 	 * A delivery row measures deliveries, not what events cost; a scrape
-	 * row's two runs must see the same database.
+	 * row's two runs must see the same database; a recurring row
+	 * measures what its own events cost.
 	 */
 	n = def->pending_big ? b->o.big : b->o.mem_events;
-	if (scenario_delivers(def) || def->kind == SCENARIO_SCRAPE)
+	if (scenario_delivers(def) || def->kind == SCENARIO_SCRAPE ||
+	    def->kind == SCENARIO_RECUR)
 		n = 0;
 	if (def->pending_big)
 		row->big = b->o.big;
@@ -365,6 +368,8 @@ row_measure(
 		return (deliver_run(b, row, spec, cause));
 	case SCENARIO_SCRAPE:
 		return (row_scrape(b, row, spec, cause));
+	case SCENARIO_RECUR:
+		return (recur_run(b, row, spec, cause));
 	}
 	return (runner_run(b, spec, &row->res, cause));
 }
@@ -392,6 +397,12 @@ row_run(struct bench *b, const struct scenario *def, struct row *row)
 		    " scrapes (%" PRIu64 " failed)",
 		    row->quiet->reactor_cpu_ns, row->res.reactor_cpu_ns,
 		    row->res.scrapes, row->res.scrape_failures);
+	if (cause == NULL && row->recur != NULL)
+		bench_say(b,
+		    "  %" PRIu64 " occurrences coalesced, reactor %.1f us and "
+		    "Redis %.1f us per occurrence, %.0f B per recurring event",
+		    row->recur->coalesced, row->recur->reactor_us,
+		    row->recur->redis_us, row->mem_per_event);
 	if (cause != NULL) {
 		bench_say(b, "  %s: %s", def->name, cause);
 		row_set_error(row, cause);
@@ -417,5 +428,6 @@ row_free(struct row *row)
 	if (row->quiet != NULL)
 		result_free(row->quiet);
 	free(row->quiet);
+	free(row->recur);
 	free(row->error);
 }

@@ -3,7 +3,8 @@
  * the scenario asks (unrelated long-TTL keys, far-future pending events,
  * whose Redis memory is measured on the way), then one run, a drain, the
  * search for the highest sustainable rate, one probe a run, a delivery
- * run (deliver.c), or a run without and one with /metrics scraped; and
+ * run (deliver.c), a run without and one with /metrics scraped, or the
+ * occurrences of recurring events (recur.c); and
  * the namespace cleaned after it.
  */
 #ifndef LAPSE_BENCH_ROW_H
@@ -17,6 +18,7 @@
 
 struct bench;
 struct deliver_result;
+struct recur_result;
 
 struct row {
 	const struct scenario *def;
@@ -32,6 +34,7 @@ struct row {
 	size_t nprobes;
 	struct deliver_result *dlv; /* the delivery scenarios' figures */
 	struct result *quiet; /* SCENARIO_SCRAPE: the run without listen */
+	struct recur_result *recur; /* SCENARIO_RECUR's own figures */
 	char *error; /* the scenario could not run */
 };
 

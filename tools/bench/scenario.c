@@ -190,6 +190,15 @@ static const struct scenario scenarios[] = {
 	            "listen, then with /metrics scraped every second",
 	},
 	{
+	    .name = "recur-100k",
+	    .kind = SCENARIO_RECUR,
+	    .reactors = 1,
+	    .paths = CONF_PATHS_ALL,
+	    .flags = SCENARIO_SPAWN | SCENARIO_NEEDS_SPAWN,
+	    .what = "100,000 recurring events pending: 2,000 by cron every "
+	            "second, 98,000 daily",
+	},
+	{
 	    .name = "custom",
 	    .kind = SCENARIO_RATE,
 	    .paths = CONF_PATHS_ALL,

@@ -3,8 +3,8 @@
  * duration, the search for the highest sustainable rate, or a backlog
  * drained at once), with how many reactors, which firing paths, which
  * surroundings (a million pending events, a million unrelated keys),
- * which sink (the stream, or delivery by http or exec), and whether
- * /metrics is scraped. The table is
+ * which sink (the stream, or delivery by http or exec), whether
+ * /metrics is scraped, or recurring events instead of one-shot ones. The table is
  * constant data; nothing here does I/O.
  */
 #ifndef LAPSE_BENCH_SCENARIO_H
@@ -20,6 +20,7 @@ enum scenario_kind {
 	SCENARIO_DELIVER_DRAIN, /* as a drain, delivered by sink http or exec */
 	SCENARIO_DELIVER_RATE, /* as a rate, delivered by sink http or exec */
 	SCENARIO_SCRAPE, /* a rate twice: without listen, then scraped */
+	SCENARIO_RECUR, /* recurring events pending, their occurrences */
 };
 
 /* How often the scrape scenario GETs /metrics, as Prometheus would. */

@@ -11,6 +11,7 @@
 #include "deliver.h"
 #include "duration.h"
 #include "proc.h"
+#include "recur.h"
 #include "table.h"
 
 #define CELL 32
@@ -429,6 +430,81 @@ table_scrape(const struct bench *b)
 		       "without.\n");
 }
 
+/* A one-shot row's reactor CPU per event fired, in us (its CPU over the
+ * window at the rate it fired), or -1. */
+static double
+table_oneshot_us(const struct row *row)
+{
+	const struct result *res = &row->res;
+
+	if (row->dlv != NULL || row->recur != NULL || row->quiet != NULL ||
+	    row->def->kind != SCENARIO_RATE || res->reactor_cpu_ns < 0 ||
+	    res->sustained <= 0)
+		return (-1);
+	return (res->reactor_cpu_ns * 1e4 / res->sustained);
+}
+
+#define RECUR_FMT "%-19s %-11s %8s %9s %5s %5s %9s %9s %8s\n"
+
+/* One line of the recurring section: a row's per-occurrence (or, for a
+ * one-shot row, per-event) figures. */
+static void
+table_recur_line(const struct row *row, const char *kind, double reactor_us)
+{
+	const struct result *res = &row->res;
+	char c[7][CELL];
+
+	table_float(c[0], res->sustained, 0);
+	table_int(c[1], res->lat[RESULT_VIA_ALL].p50);
+	table_int(c[2], res->lat[RESULT_VIA_ALL].p99);
+	table_float(c[3], reactor_us, 1);
+	table_float(c[4], res->redis_us_per_event, 1);
+	table_float(c[5], row->mem_per_event, 0);
+	if (row->recur != NULL)
+		table_int(c[6], (int64_t)row->recur->coalesced);
+	else
+		snprintf(c[6], CELL, "-");
+	printf(RECUR_FMT, row->def->name, kind, c[0], c[6], c[1], c[2], c[3],
+	    c[4], c[5]);
+}
+
+/* The recurring rows, next to the one-shot rate rows of the same run. */
+static void
+table_recur(const struct bench *b)
+{
+	const struct row *row;
+	size_t i, k;
+
+	for (i = 0; i < b->nrows; i++) {
+		row = &b->rows[i];
+		if (row->recur == NULL || row->res.scheduled == 0)
+			continue;
+		printf("\n%s: %" PRIu64 " recurring events pending (%" PRIu64
+		       " every second, %" PRIu64 " daily),\n"
+		       "scheduled at %.0f/s; their occurrences next to the "
+		       "one-shot rows of this run:\n",
+		    row->def->name, row->recur->events,
+		    row->recur->every_second, row->recur->daily,
+		    row->recur->sched_per_s);
+		printf(RECUR_FMT, "scenario", "kind", "fired/s", "coalesced",
+		    "p50", "p99", "reactorus", "redisus", "B/event");
+		table_recur_line(row, "recurring", row->recur->reactor_us);
+		for (k = 0; k < b->nrows; k++) {
+			if (table_oneshot_us(&b->rows[k]) >= 0)
+				table_recur_line(&b->rows[k], "one-shot",
+				    table_oneshot_us(&b->rows[k]));
+		}
+		printf("fired/s: occurrences (events) fired per second in "
+		       "the window; coalesced:\n"
+		       "occurrences of the window counted as missed; "
+		       "reactorus, redisus: CPU us per\n"
+		       "occurrence (event) fired (one-shot: the reactors' "
+		       "CPU share over the rate fired);\n"
+		       "B/event: Redis used_memory per pending recurring "
+		       "(one-shot) event.\n");
+	}
+}
+
 /* The probes of every max search: rate and whether it passed. */
 static void
 table_probes(const struct bench *b)
@@ -457,6 +533,7 @@ table_print(const struct bench *b, const struct proc_machine *m)
 	table_paths(b);
 	table_delivery(b, m->ncpu);
 	table_scrape(b);
+	table_recur(b);
 	table_work(b);
 	table_probes(b);
 	fflush(stdout);
