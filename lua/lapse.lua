@@ -1421,8 +1421,9 @@ end
 lapse_schedule: schedule an event, or reschedule it if the id exists.
 
 KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:t:<id>
-ARGV: NS ID (in MS | at MS | every MS) PAYLOAD [nx] [maxpayload BYTES]
-      [url URL] [from MS] [until MS]
+ARGV: NS ID (in MS | at MS | every MS | cron EXPR) PAYLOAD [nx]
+      [maxpayload BYTES] [url URL] [from MS] [until MS] [tz ZONE]
+      [dialect quartz]
   in MS   due MS milliseconds from now (1 .. 100 years)
   at MS   due at MS milliseconds since the epoch (0 .. 9999-12-31)
   every MS  a recurring event: an occurrence every MS milliseconds (1 ..
@@ -1436,6 +1437,13 @@ ARGV: NS ID (in MS | at MS | every MS) PAYLOAD [nx] [maxpayload BYTES]
           the claim that fires it schedules the next in the same call;
           occurrences missed while nothing fired are coalesced into the
           next firing (its missed field counts them)
+  cron EXPR  a recurring event whose occurrences are the matches of the
+          cron expression EXPR (5, 6 or 7 fields, as lapse_next reads
+          it) in the zone tz ZONE (default UTC; dialect quartz: Quartz's
+          numbers for the days of the week), from from MS up to until MS
+          when given; validated as lapse_next validates it, and otherwise
+          as every (the same rule again keeps its next occurrence; the
+          missed ones counted, at most 1,000 per firing)
   nx      leave an existing event as it is
   maxpayload BYTES   the payload limit (default 1 MiB)
   url URL  the event's own URL, for sink http (1 .. 2048 bytes, http://
