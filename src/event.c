@@ -8,6 +8,9 @@
  *	{"ns":"orders","id":"42","payload":"hi","due":1763800000123,
  *	 "fired":1763800000150,"attempt":1,"via":"timer"}
  *
+ * (and "missed" after "via" for an occurrence of a recurring event: the
+ * occurrences it coalesced).
+ *
  * cJSON keeps strings NUL-terminated and passes bytes through unchecked,
  * so an id or payload that is not valid UTF-8, or that holds a NUL, is
  * written base64-encoded as "id_b64" or "payload_b64" instead. Numbers are
@@ -56,6 +59,8 @@ static const struct event_number event_numbers[] = {
 	    offsetof(struct lapse_event, fired) },
 	{ "attempt", "is not a whole number",
 	    offsetof(struct lapse_event, attempt) },
+	{ "missed", "is not a whole number",
+	    offsetof(struct lapse_event, missed) },
 };
 #define EVENT_NNUMBERS (sizeof event_numbers / sizeof event_numbers[0])
 
@@ -91,6 +96,7 @@ lapse_event_init(struct lapse_event *ev)
 	ev->attempt = 0;
 	ev->via = NULL;
 	ev->type = NULL;
+	ev->missed = -1;
 }
 
 void
@@ -194,6 +200,8 @@ lapse_event_to_json(const struct lapse_event *ev)
 		event_add_name(obj, "via", ev->via);
 	if (ev->type != NULL)
 		event_add_name(obj, "type", ev->type);
+	if (ev->missed >= 0)
+		event_add_integer(obj, "missed", ev->missed);
 
 	text = cJSON_PrintUnformatted(obj);
 	if (text == NULL)
@@ -436,6 +444,8 @@ lapse_event_from_json(
 		event_replace(&ev->via, tmp.via);
 	if (tmp.type != NULL)
 		event_replace(&ev->type, tmp.type);
+	if (tmp.missed != -1)
+		ev->missed = tmp.missed;
 	return (0);
 }
 

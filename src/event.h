@@ -27,6 +27,7 @@ struct lapse_event {
 	int64_t attempt; /* 0 when unknown */
 	char *via; /* "expired", "timer", "sweep"; NULL when unknown */
 	char *type; /* the key type of an adopted non-string key, or NULL */
+	int64_t missed; /* an occurrence's coalesced ones; -1 when unknown */
 };
 
 /* Reset ev to the empty event (every field unknown). */
@@ -37,7 +38,7 @@ void lapse_event_clear(struct lapse_event *ev);
 
 /*
  * The JSON object for ev, fields in the order ns, id, payload, due, fired,
- * attempt, via; fields that are unknown are left out. An id or payload
+ * attempt, via, type, missed; fields that are unknown are left out. An id or payload
  * that is not valid UTF-8 or holds a NUL goes as "id_b64"/"payload_b64".
  * Numbers are plain integers, never in exponent form. Never NULL (aborts
  * when out of memory, like xmalloc). Caller frees with free().

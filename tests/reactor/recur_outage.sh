@@ -8,7 +8,7 @@
 # rule's occurrences after it up to the claim (computed here from the rule
 # and the Redis times; at least 2 of each were due while down),
 # and the recurrence resumes at its first occurrence after that claim,
-# with nothing in between.
+# with nothing in between; lapse tail shows each entry's missed.
 . "$TESTS_LIB"
 t_start 90
 redis_start
@@ -76,4 +76,8 @@ t_is "each event: one coalesced firing, missed exact, then resumed" \
     "$(echo "$report" | grep -v '^ok ')" ""
 t_is "all four came back" "$(echo "$report" | grep -c '^ok ')" 4
 echo "$report" | sed 's/^ok /# /'
+t_is "lapse tail shows each occurrence with its missed" \
+    "$(lapse_cli tail o --from-start --count "$(wc -l <"$T_DIR/occ")" |
+    jq -r '"\(.id) \(.due) \(.missed)"')" \
+    "$(awk '{ print $1, $2, $4 }' "$T_DIR/occ")"
 t_done

@@ -457,6 +457,48 @@ START_TEST(test_type)
 }
 END_TEST
 
+/* An occurrence of a recurring event: missed, a stream field and a JSON
+ * one, 0 included; absent, it is not written. */
+START_TEST(test_missed)
+{
+	struct lapse_event ev, back;
+	char *cause = NULL, *json;
+
+	lapse_event_init(&ev);
+	ck_assert_int_eq(ev.missed, -1);
+	ck_assert_int_eq(
+	    lapse_event_set_field(&ev, "id", 2, "r", 1, &cause), 0);
+	ck_assert_int_eq(
+	    lapse_event_set_field(&ev, "due", 3, "2000", 4, &cause), 0);
+	ck_assert_int_eq(
+	    lapse_event_set_field(&ev, "via", 3, "timer", 5, &cause), 0);
+	json = lapse_event_to_json(&ev);
+	ck_assert_str_eq(json, "{\"id\":\"r\",\"due\":2000,\"via\":\"timer\"}");
+	free(json);
+	ck_assert_int_eq(
+	    lapse_event_set_field(&ev, "missed", 6, "0", 1, &cause), 0);
+	json = lapse_event_to_json(&ev);
+	ck_assert_str_eq(
+	    json, "{\"id\":\"r\",\"due\":2000,\"via\":\"timer\",\"missed\":0}");
+	free(json);
+	ck_assert_int_eq(
+	    lapse_event_set_field(&ev, "missed", 6, "17", 2, &cause), 0);
+	json = lapse_event_to_json(&ev);
+	lapse_event_init(&back);
+	ck_assert_int_eq(
+	    lapse_event_from_json(json, strlen(json), &back, &cause), 0);
+	ck_assert_int_eq(back.missed, 17);
+	free(json);
+	ck_assert_int_eq(
+	    lapse_event_set_field(&ev, "missed", 6, "-1", 2, &cause), -1);
+	ck_assert_str_eq(
+	    cause, "bad stream field \"missed\": \"-1\" is not a whole number");
+	free(cause);
+	lapse_event_clear(&ev);
+	lapse_event_clear(&back);
+}
+END_TEST
+
 START_TEST(test_set_fields)
 {
 	static const struct {
@@ -696,6 +738,7 @@ event_suite(void)
 	tc = tcase_create("stream_fields");
 	tcase_add_test(tc, test_set_fields);
 	tcase_add_test(tc, test_type);
+	tcase_add_test(tc, test_missed);
 	tcase_add_test(tc, test_set_field_replace);
 	tcase_add_loop_test(tc, test_set_number, 0, NITEMS(good_numbers));
 	tcase_add_loop_test(tc, test_set_bad_number, 0, NITEMS(bad_numbers));
