@@ -178,6 +178,7 @@ static int
 recur_window(struct recur *r, struct run_spec *spec, char **cause)
 {
 	struct bench *b = r->b;
+	uint64_t start = clock_mono_us();
 
 	if (reactors_start(b, spec, cause) != 0 ||
 	    server_clock_sync(b, cause) != 0)
@@ -200,6 +201,7 @@ recur_window(struct recur *r, struct run_spec *spec, char **cause)
 	    reactors_alive(b, cause) != 0)
 		return (-1);
 	r->rss_kb = reactors_peak_rss_kb(b);
+	r->row->res.wall_ms = (clock_mono_us() - start) / 1000;
 	return (reactors_stop(b, cause));
 }
 
