@@ -381,9 +381,12 @@ rcli EVAL "redis.call('HSET', KEYS[1], 'k4', cmsgpack.pack({ p = 'p4',
     >/dev/null
 rcli FCALL lapse_sweep 3 "$(kd K due)" "$(kd K jobs)" "$(kd K fired)" K \
     sweep stream 0 100 >/dev/null
+# (k3 fires every second: its next occurrence may fall due in this sweep
+# too, so k4's entry is looked for by id, not taken as the last one.)
 t_is "a rule with an unknown zone: fired once, then ended" \
-    "$(rcli -2 --json XRANGE "$(kd K fired)" - + | jq -r '.[-1][1][1]'):$(
-        zscore K due k4):$(rcli HEXISTS "$(kd K jobs)" k4)" "k4::0"
+    "$(rcli -2 --json XRANGE "$(kd K fired)" - + |
+        jq -r '[.[] | select(.[1][1] == "k4")] | length'):$(
+        zscore K due k4):$(rcli HEXISTS "$(kd K jobs)" k4)" "1::0"
 for id in k1 k2 k3; do
 	rcli FCALL lapse_cancel 3 "$(kd K due)" "$(kd K jobs)" "$(kd K t:$id)" \
 	    K "$id" >/dev/null
