@@ -70,9 +70,12 @@ large. Events of the delivery sinks may also have u = their own URL
 being delivered (set at its first lease, kept across its retries and
 releases: the idempotency key is NS/id/d; a record scheduled anew has
 none) and e = the last error (set by lapse_retry and by the recovery of an
-expired lease). Readers ignore keys they do not know, and read fields of
-the wrong type as absent; a record is rewritten whole, unknown keys
-included.
+expired lease). A recurring event has its rule (r, see Recurrences) and,
+with a delivery sink, w = the due times of its occurrences under way (see
+under_way); an occurrence delivered as an event of its own has o = its
+event's id and m = the occurrences it coalesced. Readers ignore keys they
+do not know, and read fields of the wrong type as absent; a record is
+rewritten whole, unknown keys included.
 
 Delivery (sinks http and exec, at least once): lapse_sweep leases each
 due event to the calling reactor: it moves from due to inflight, scored by
@@ -119,14 +122,15 @@ lapse_adopt delete (and lapse_sweep, with a horizon, creates) trigger keys
 of events that cannot be known before the call; lapse_claim and
 lapse_sweep write lapse:{NS}:gone when they fire an adopted event;
 lapse_schedule and lapse_sweep read lapse:{NS}:horizon; lapse_schedule and
-lapse_cancel read lapse:{NS}:inflight and remove an id in flight from it,
-and lapse_get, lapse_stats and lapse_requeue read it; lapse_stats reads
-lapse:{NS}:dead and lapse:{NS}:counts, which every function that counts
-writes. All of these share the {NS} hash tag and so the slot of KEYS[1]
-(they were added to functions whose KEYS applications already pass). The
-other exception is an adopted event's application key, read and deleted
-by the functions that fire it and deleted by lapse_cancel (its name is in
-the event's record).
+lapse_cancel read lapse:{NS}:inflight and remove an id in flight from it
+(and the occurrences of a recurring event they end, ID<space>DUE, with
+their trigger keys), and lapse_get, lapse_stats and lapse_requeue read
+it; lapse_stats reads lapse:{NS}:dead and lapse:{NS}:counts, which every
+function that counts writes. All of these share the {NS} hash tag and so
+the slot of KEYS[1] (they were added to functions whose KEYS applications
+already pass). The other exception is an adopted event's application
+key, read and deleted by the functions that fire it and deleted by
+lapse_cancel (its name is in the event's record).
 
 The occurrences of cron expressions in IANA time zones are computed here
 too, by pure functions on numbers (see "Cron expressions and time zones"
@@ -144,7 +148,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 9
+local VERSION = 10
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -690,6 +694,19 @@ local function recur_advance(r, due, now)
 	return recur_next(r, now > due and now or due), missed
 end
 
+-- A list of due times (ms) as a record's w holds it, or nil.
+local function dues_or_nil(w)
+	if type(w) ~= 'table' then
+		return nil
+	end
+	for i = 1, #w do
+		if not ms_or_nil(w[i]) then
+			return nil
+		end
+	end
+	return w
+end
+
 -- An event's record, unpacked. A record written behind lapse's back is
 -- read as far as it makes sense: a field that is missing or of the wrong
 -- type gets its default (no payload, never fired, not adopted), so that
@@ -740,6 +757,11 @@ local function record_unpack(raw)
 	if rec.m ~= nil and (type(rec.m) ~= 'number' or rec.m < 0 or
 	    rec.m % 1 ~= 0) then
 		rec.m = nil
+	end
+	if rec.w ~= nil and not rec.r then
+		rec.w = nil
+	elseif rec.w ~= nil then
+		rec.w = dues_or_nil(rec.w)
 	end
 	return rec
 end
@@ -1135,6 +1157,108 @@ local function horizon(p)
 end
 
 --[[
+Occurrences under way. With a delivery sink, the occurrence a claim fires
+becomes an event of its own, ID<space>DUE (see plan_recurrences), which
+lives on while it is delivered: in inflight, then in due for a retry (or
+after a requeue), until it is acked or dead. The record of its recurring
+event lists their due times in w, so that lapse_cancel and a
+lapse_schedule that replaces the recurrence end them, as they end an event
+in flight, exactly and without scanning inflight or due: each claim of an
+occurrence adds it and drops those no longer in inflight or due (two
+ZMSCOREs of w's members, no record read), so w holds the occurrences under
+way and at most those finished since the previous claim. A recurrence
+that ends by itself deletes its record, and with it w: its last
+occurrences go on to their end.
+]]
+
+-- The member of occurrence due of recurring event id.
+local function occurrence(id, due)
+	return id .. ' ' .. decimal(due)
+end
+
+-- The members of the occurrences of id listed in w.
+local function occurrences(id, w)
+	local members = {}
+	for i, due in ipairs(w) do
+		members[i] = occurrence(id, due)
+	end
+	return members
+end
+
+-- redis.call(cmd, key, list...) as call_list, gathering the replies.
+local function read_list(cmd, key, list)
+	local out = {}
+	for i = 1, #list, UNPACK_MAX do
+		local last = i + UNPACK_MAX - 1
+		local r = redis_call(cmd, key, unpack(list, i,
+		    last < #list and last or #list))
+		for j = 1, #r do
+			out[#out + 1] = r[j]
+		end
+	end
+	return out
+end
+
+-- w of recurring event id once the claim of its occurrence due (with sink
+-- c, a delivery sink) is done: the occurrences of w still in inflight or
+-- due, then this one. Read before the claim writes anything.
+local function under_way(c, id, w, due)
+	local left = {}
+	if w and #w > 0 then
+		local members = occurrences(id, w)
+		local leased = read_list('ZMSCORE', c.inflight, members)
+		local waiting = read_list('ZMSCORE', c.due, members)
+		for i = 1, #w do
+			if (leased[i] or waiting[i]) and w[i] ~= due then
+				left[#left + 1] = w[i]
+			end
+		end
+	end
+	left[#left + 1] = due
+	return left
+end
+
+--[[
+Ending the occurrences under way of recurring event id (its record's w),
+for lapse_cancel and a replacing lapse_schedule: nil when there are none,
+else what ends them, checked before the caller's first write: inflight
+(read by name) holds a sorted set, and the user may remove its members
+and delete their trigger keys (a sweep with a horizon may have made one).
+end_occurrences() then removes each from inflight and due, with its
+record and trigger key: it gets no more attempts; an attempt under way
+may still reach its receiver, and its ack, retry, extend or release is
+then stale and changes nothing.
+]]
+local function occurrences_to_end(p, id, w)
+	if not w or #w == 0 then
+		return nil
+	end
+	local e = { inflight = p .. 'inflight', members = occurrences(id, w),
+	    triggers = {} }
+	check_type(e.inflight, 'zset')
+	check_acl('ZREM', e.inflight, e.members[1])
+	for i, m in ipairs(e.members) do
+		e.triggers[i] = p .. 't:' .. m
+		check_acl('DEL', e.triggers[i])
+	end
+	return e
+end
+
+local function end_occurrences(e, due, jobs)
+	if not e then
+		return
+	end
+	call_list('ZREM', e.inflight, e.members)
+	call_list('ZREM', due, e.members)
+	call_list('HDEL', jobs, e.members)
+	for i = 1, #e.triggers, UNPACK_MAX do
+		local last = i + UNPACK_MAX - 1
+		redis_call('DEL', unpack(e.triggers, i,
+		    last < #e.triggers and last or #e.triggers))
+	end
+end
+
+--[[
 The recurring events of b, before the claim writes anything: for each,
 the next occurrence (b.nxt[i], false when the recurrence ends), its rule's
 record (b.orec[i]) and how many occurrences this firing coalesces (rec.m,
@@ -1143,7 +1267,8 @@ in the hand-off); and the trigger keys of the next occurrences, checked
 event of its own, so that the next one never waits for a delivery: its
 member ID<space>DUE (an id holds no space) in inflight, its record the
 payload and url, o = ID and d = its due time (b.member[i], b.rec[i]),
-while ID itself goes on to its next occurrence.
+while ID itself goes on to its next occurrence, its record listing the
+occurrence among those under way (w, above).
 ]]
 local function plan_recurrences(c, b)
 	local hms
@@ -1163,6 +1288,7 @@ local function plan_recurrences(c, b)
 				b.member[i] = id .. ' ' .. b.text[i]
 				b.rec[i] = { p = rec.p, u = rec.u, c = rec.c,
 				    a = 0, o = id, d = b.due[i], m = missed }
+				rec.w = under_way(c, id, rec.w, b.due[i])
 			else
 				rec.m = missed
 			end
@@ -1455,7 +1581,11 @@ one's: for an event in flight, the due time of the occurrence under way).
 An event in flight (sinks http and exec) is replaced too: it leaves
 lapse:{NS}:inflight (read and written by name, like the horizon), so the
 attempt under way is stale (its ack changes nothing), and the new record
-starts a new occurrence (no d, attempt count 0).
+starts a new occurrence (no d, attempt count 0). Likewise a recurring
+event replaced (by another recurrence, or in/at) ends its occurrences
+under way (ID<space>DUE, in flight or waiting in due for a retry; see
+occurrences_to_end): they get no more attempts. The same recurrence
+again leaves them alone.
 ]]
 local function schedule(keys, args)
 	local ns, id, how, ms, payload = args[1], args[2], args[3], args[4],
@@ -1508,10 +1638,12 @@ local function schedule(keys, args)
 		read_typed('hash', 'HEXISTS', keys[2], id)
 		return { old and (due_of(old)) or flying.d, 0 }
 	end
+	local rec = old and record_unpack(read_typed('hash', 'HGET', keys[2],
+	    id))
 	if rule and old then
 		-- The same recurrence again ("ensure" at every start): its
-		-- next occurrence is kept, and its payload and url updated.
-		local rec = record_unpack(read_typed('hash', 'HGET', keys[2], id))
+		-- next occurrence is kept, and its payload and url updated;
+		-- its occurrences under way go on.
 		if rec.r and recur_same(rec.r, rule) then
 			if rec.p == payload and rec.u == url then
 				return { (due_of(old)), 0 }
@@ -1525,6 +1657,9 @@ local function schedule(keys, args)
 		-- Not in KEYS: checked before the first write.
 		check_acl('ZREM', flying.key, id)
 	end
+	-- A recurrence replaced ends its occurrences under way, as the
+	-- event in flight is replaced.
+	local ending = rec and occurrences_to_end(p, id, rec.w)
 	local r = redis_pcall('HSET', keys[2], id,
 	    record_pack({ p = payload, a = 0, c = now, u = url, r = rule }))
 	if type(r) == 'table' and r.err then
@@ -1534,6 +1669,7 @@ local function schedule(keys, args)
 	if flying then
 		redis_call('ZREM', flying.key, id)
 	end
+	end_occurrences(ending, keys[1], keys[2])
 	redis_call('ZADD', keys[1], due, id)
 	if due > now and (hms == 0 or due <= now + hms) then
 		redis_call('SET', keys[3], '', 'PXAT', due)
@@ -1599,7 +1735,10 @@ nothing (see cancel_key). Cancelling an event in flight (sinks http and
 exec) removes it from lapse:{NS}:inflight (read and written by name, like
 the horizon) and deletes its record: it gets no more attempts, but the
 attempt under way is not stopped and may still reach its receiver (its
-ack, retry or extend is then stale and changes nothing).
+ack, retry or extend is then stale and changes nothing). Cancelling a
+recurring event does the same to its occurrences under way (ID<space>DUE,
+in flight or waiting in due for a retry; see occurrences_to_end), with
+their trigger keys.
 ]]
 local function cancel(keys, args)
 	local ns, id = args[1], args[2]
@@ -1617,9 +1756,11 @@ local function cancel(keys, args)
 	if rec.k then
 		key = cancel_key(p, rec, due_of(score), now)
 	end
+	local ending = occurrences_to_end(p, id, rec.w)
 	redis_call('ZREM', keys[1], id)
 	redis_call('HDEL', keys[2], id)
 	redis_call('DEL', keys[3])
+	end_occurrences(ending, keys[1], keys[2])
 	if key.del then
 		redis_call('DEL', rec.k)
 	elseif key.remember then
@@ -2553,16 +2694,43 @@ local function dead_member(f)
 	return f.id
 end
 
+-- List occurrence member of recurring event id among those under way in
+-- its record (w), so that a cancel or a replace of id ends it; an id that
+-- is no longer a recurring event leaves it an event of its own.
+local function requeued_occurrence(c, id, member)
+	local rec = record_unpack(redis_call('HGET', c.jobs, id))
+	if not rec.r then
+		return
+	end
+	local text = match(member, ' (%d+)$')
+	local due, w = ms_or_nil(tonumber(text)), rec.w or {}
+	if not due or decimal(due) ~= text then
+		-- Not a member a claim makes (written behind lapse's back).
+		return
+	end
+	for _, d in ipairs(w) do
+		if d == due then
+			return
+		end
+	end
+	w[#w + 1] = due
+	rec.w = w
+	redis_call('HSET', c.jobs, id, record_pack(rec))
+end
+
 -- Schedule member anew from its dead entry f, due now: a new occurrence
 -- (no d, attempt count 0) with the entry's payload and url (and, for an
--- occurrence of a recurring event, o its event's id); then delete its
--- dead entries (stream ids sids), last, so that nothing is lost should a
--- write be refused.
+-- occurrence of a recurring event, o its event's id, whose record lists it
+-- under way); then delete its dead entries (stream ids sids), last, so
+-- that nothing is lost should a write be refused.
 local function requeue_event(c, member, f, sids)
+	local o = member ~= f.id and f.id or nil
 	redis_call('HSET', c.jobs, member, record_pack({ p = f.payload or '',
-	    a = 0, c = c.now, u = f.url,
-	    o = member ~= f.id and f.id or nil }))
+	    a = 0, c = c.now, u = f.url, o = o }))
 	redis_call('ZADD', c.due, c.now, member)
+	if o then
+		requeued_occurrence(c, o, member)
+	end
 	call_list('XDEL', c.dead, sids)
 end
 
@@ -2674,7 +2842,8 @@ key). Requeued events are due at once: they get no trigger key, and the
 wake is published when one is the earliest event. A dead occurrence of a
 recurring event (an entry with an occurrence field, ID<space>DUE) is
 requeued as that member, an event of its own, while its event goes on
-with its next occurrence.
+with its next occurrence, listing it among its occurrences under way (w),
+so that cancelling or replacing the event ends it.
 
 KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:dead
 ARGV: NS id ID | NS all MAX

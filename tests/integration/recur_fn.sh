@@ -8,8 +8,12 @@
 # trigger key, and coalesces the occurrences missed meanwhile (missed);
 # past until the recurrence ends by itself; cancel ends it; with a
 # delivery sink the occurrence fired is an event of its own (ID<space>DUE)
-# while the id goes on to its next occurrence. Outages are made by moving
-# the due score into the past by hand instead of waiting.
+# while the id goes on to its next occurrence, and cancelling the event,
+# or replacing it by another rule, ends its occurrences in flight or
+# waiting for a retry as it ends an event in flight (the calls of their
+# attempts then stale, changing nothing); scheduling the same rule again
+# leaves them alone. Outages and expired leases are made by moving scores
+# into the past by hand instead of waiting.
 . "$TESTS_LIB"
 t_start 60
 redis_start
@@ -276,8 +280,107 @@ rcli FCALL lapse_retry 4 $(k4 H) H "$m2" "$(echo "$out" | jq '.[4][1]')" 1 \
     0 3 0 gone dead >/dev/null
 t_is "requeue all takes dead occurrences too" "$(requeue all 10)" "[1,0,0]"
 # Ended, so that no trigger key expires under the digests below.
-rcli FCALL lapse_cancel 3 "$(kd H due)" "$(kd H jobs)" "$(kd H t:h1)" H h1 \
+t_is "cancel ends the event and its requeued occurrence" \
+    "$(rcli FCALL lapse_cancel 3 "$(kd H due)" "$(kd H jobs)" \
+        "$(kd H t:h1)" H h1):$(rcli EXISTS "$(kd H due)" "$(kd H jobs)" \
+        "$(kd H inflight)")" "1:0"
+
+# --- cancel and replace stop the occurrences under way ---------------------
+
+# Q q1 every 10 s since 25 s ago: its occurrence of 15 s ago is leased
+# (attempt 1, its lease then made to expire) and the one of 5 s ago failed
+# once and waits in due for its retry, a minute from now; then q1 is
+# cancelled, as an event in flight is: neither occurrence gets another
+# attempt, the calls of the attempts under way are stale and change
+# nothing, and nothing of q1 is left.
+ack() { rcli FCALL lapse_ack 2 "$(kd "$1" jobs)" "$(kd "$1" inflight)" "$@"; }
+now=$(redis_time_ms)
+s0=$((now - 25000))
+fcall_schedule Q q1 every 10000 pq from "$s0" >/dev/null
+rcli ZADD "$(kd Q due)" XX $((s0 + 10000)) q1 >/dev/null
+dsweep Q >/dev/null
+q1="q1 $((s0 + 10000))"
+rcli ZADD "$(kd Q due)" XX $((s0 + 20000)) q1 >/dev/null
+dsweep Q >/dev/null
+q2="q1 $((s0 + 20000))"
+# shellcheck disable=SC2046
+rcli FCALL lapse_retry 4 $(k4 Q) Q "$q2" $((s0 + 20000)) 1 60000 3 0 oops \
     >/dev/null
+rcli ZADD "$(kd Q inflight)" XX 1 "$q1" >/dev/null
+# The trigger key a sweep with a horizon makes for a retry due within it.
+rcli SET "$(kd Q "t:$q2")" '' PX 60000 >/dev/null
+t_is "before the cancel: one occurrence in flight, one waiting" \
+    "$(rcli ZRANGE "$(kd Q inflight)" 0 -1):$(rcli ZRANGE "$(kd Q due)" 0 -1 |
+        sort | tr '\n' '|')" "$q1:q1|$q2|"
+t_is "cancel of a recurring event with occurrences under way answers 1" \
+    "$(rcli FCALL lapse_cancel 3 "$(kd Q due)" "$(kd Q jobs)" \
+        "$(kd Q t:q1)" Q q1)" 1
+t_is "nothing of q1 is left: no event, occurrence, record or trigger key" \
+    "$(rcli --scan --pattern 'lapse:{Q}:*' | grep -v ':counts$' | sort |
+        tr '\n' ' ')" ""
+d0=$(digest)
+t_is "the ack of the attempt under way is stale" \
+    "$(ack Q "$q1" $((s0 + 10000)) 1)" 0
+# shellcheck disable=SC2046
+t_is "its retry is stale" "$(rcli --json FCALL lapse_retry 4 $(k4 Q) Q \
+    "$q1" $((s0 + 10000)) 1 0 3 0 oops | jq -c .)" "[0,-1]"
+t_is "its extend is stale" "$(rcli --json FCALL lapse_extend 2 \
+    "$(kd Q jobs)" "$(kd Q inflight)" Q 60000 "$q1" $((s0 + 10000)) 1 |
+    jq -c .)" "[0]"
+t_is "its release is stale" "$(rcli --json FCALL lapse_release 3 \
+    "$(kd Q due)" "$(kd Q jobs)" "$(kd Q inflight)" Q "$q2" \
+    $((s0 + 20000)) 1 | jq -c .)" "[0]"
+# A sweep at the last attempt would bury an expired lease.
+# shellcheck disable=SC2046
+t_is "a sweep after the lease expired leases, recovers and buries nothing" \
+    "$(rcli --json FCALL lapse_sweep 4 $(k4 Q) Q sweep http 0 10 8388608 \
+        60000 1 | jq -c '[.[0], .[4], .[5], .[6]]')" "[0,[],0,0]"
+t_is "and all of them change nothing" "$(digest)" "$d0"
+t_is "nothing went to dead" "$(rcli XLEN "$(kd Q dead)")" 0
+
+# R r1 the same, its occurrence of 15 s ago in flight: scheduling the same
+# recurrence again ("ensure") leaves it alone; another recurrence replaces
+# the event, as scheduling an id in flight does, and ends it.
+fcall_schedule R r1 every 10000 pr from "$s0" >/dev/null
+rcli ZADD "$(kd R due)" XX $((s0 + 10000)) r1 >/dev/null
+dsweep R >/dev/null
+r1="r1 $((s0 + 10000))"
+d0=$(digest)
+t_is "the same recurrence again: status 0" \
+    "$(fcall_schedule R r1 every 10000 pr from "$s0" | sed -n 2p)" 0
+t_is "and the occurrence under way is untouched" "$(digest)" "$d0"
+t_is "a new payload for the same recurrence: status 2" \
+    "$(fcall_schedule R r1 every 10000 new from "$s0" | sed -n 2p)" 2
+t_is "the occurrence is still in flight, its record kept" \
+    "$(rcli ZRANGE "$(kd R inflight)" 0 -1):$(rcli HEXISTS "$(kd R jobs)" \
+        "$r1")" "$r1:1"
+t_is "another recurrence: status 2" \
+    "$(fcall_schedule R r1 every 20000 new | sed -n 2p)" 2
+t_is "replaces it: the occurrence under way is ended, the new rule pending" \
+    "$(rcli EXISTS "$(kd R inflight)"):$(rcli HKEYS "$(kd R jobs)"):$(
+        rcli ZRANGE "$(kd R due)" 0 -1)" "0:r1:r1"
+t_is "the ack of its attempt is stale" "$(ack R "$r1" $((s0 + 10000)) 1)" 0
+rcli FCALL lapse_cancel 3 "$(kd R due)" "$(kd R jobs)" "$(kd R t:r1)" R r1 \
+    >/dev/null
+
+# S s1: an occurrence dead, the next one claimed and acked (the claim
+# forgets the dead one), then the dead one requeued: a cancel ends it too.
+fcall_schedule S s1 every 10000 ps from "$s0" >/dev/null
+rcli ZADD "$(kd S due)" XX $((s0 + 10000)) s1 >/dev/null
+dsweep S >/dev/null
+# shellcheck disable=SC2046
+rcli FCALL lapse_retry 4 $(k4 S) S "s1 $((s0 + 10000))" $((s0 + 10000)) 1 \
+    0 3 0 gone dead >/dev/null
+rcli ZADD "$(kd S due)" XX $((s0 + 20000)) s1 >/dev/null
+dsweep S >/dev/null
+ack S "s1 $((s0 + 20000))" $((s0 + 20000)) 1 >/dev/null
+t_is "the dead occurrence requeued" \
+    "$(rcli --json FCALL lapse_requeue 3 "$(kd S due)" "$(kd S jobs)" \
+        "$(kd S dead)" S id s1 | jq -c .)" "[1,0]"
+t_is "cancel ends the event and the requeued occurrence" \
+    "$(rcli FCALL lapse_cancel 3 "$(kd S due)" "$(kd S jobs)" \
+        "$(kd S t:s1)" S s1):$(rcli EXISTS "$(kd S due)" "$(kd S jobs)" \
+        "$(kd S inflight)")" "1:0"
 
 # --- the lapse command -------------------------------------------------------
 

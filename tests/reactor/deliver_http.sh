@@ -7,7 +7,9 @@
 # with the same key; Retry-After honoured; after max-attempts, or at once
 # for a dead-status, the dead stream with the error; timeouts, resets and
 # redirects are failures; a 10 MB answer is read no further than needed;
-# an event's own URL only under allow-url; nothing left in flight.
+# an event's own URL only under allow-url; nothing left in flight; a
+# recurring event cancelled while its occurrence is retried gets no more
+# requests.
 . "$TESTS_LIB"
 t_start 150
 redis_start
@@ -285,4 +287,39 @@ t_is "each says how many occurrences it coalesced (Lapse-Missed)" \
         grep -cv '^[0-9][0-9]*$')" 0
 t_is "keys name the id, not the occurrence's member" \
     "$(reqs /ok/rec/ | jq -r '.key | split("/")[1]' | sort -u)" tick
+
+# --- a recurring event cancelled while its occurrence is retried ------------
+# Every hour from now: its first occurrence fails (500) and is retried
+# every 200 ms, up to 100 attempts; after its third attempt the event is
+# cancelled. Its occurrence gets no attempt after the cancel but the one
+# that may have been under way, nothing of it is left and nothing goes to
+# dead, while a one-shot event scheduled then, failing alike, is tried
+# again and again meanwhile.
+lapsed_conf r5 "$(http rcx status/500/rcx/)" "retry = 200ms" \
+    "max-attempts = 100"
+lapsed_start r5
+wait_for 20 "r5 to listen" lapsed_ready r5
+# tries ID: the requests for event ID of namespace rcx.
+tries() { hook_count r ".key != null and (.key | startswith(\"rcx/$1/\"))"; }
+# shellcheck disable=SC2016
+tock_left() {
+	{
+		rcli ZRANGE 'lapse:{rcx}:due' 0 -1
+		rcli ZRANGE 'lapse:{rcx}:inflight' 0 -1
+		rcli HKEYS 'lapse:{rcx}:jobs'
+	} | grep -c '^tock'
+}
+lapse_cli schedule rcx tock --every 1h --payload t >/dev/null
+wait_until 20 "3 attempts of the occurrence" '[ "$(tries tock)" -ge 3 ]'
+lapse_cli cancel rcx tock >/dev/null
+at=$(tries tock)
+lapse_cli schedule rcx canary --in 1ms --payload c >/dev/null
+wait_until 10 "nothing of tock left" '[ "$(tock_left)" = 0 ]'
+wait_until 20 "5 attempts of the one-shot event" '[ "$(tries canary)" -ge 5 ]'
+t_is "after the cancel, no attempt but the one under way" \
+    "$(($(tries tock) - at <= 1))" 1
+t_is "nothing of the recurring event left, nothing dead" \
+    "$(tock_left):$(rcli XLEN 'lapse:{rcx}:dead')" 0:0
+lapse_cli cancel rcx canary >/dev/null
+lapsed_stop r5
 t_done
