@@ -312,6 +312,31 @@ rcli SET "$(kd Q "t:$q2")" '' PX 60000 >/dev/null
 t_is "before the cancel: one occurrence in flight, one waiting" \
     "$(rcli ZRANGE "$(kd Q inflight)" 0 -1):$(rcli ZRANGE "$(kd Q due)" 0 -1 |
         sort | tr '\n' '|')" "$q1:q1|$q2|"
+# Refused before its first write by a user who may not end them: nothing
+# changed.
+as() {
+	local user=$1
+	shift
+	REDISCLI_AUTH=pw "$REDIS_CLI" -s "$REDIS_SOCK" --user "$user" "$@" 2>&1
+}
+rcli ACL SETUSER qro on '>pw' '~lapse:{Q}:due' '~lapse:{Q}:jobs' \
+    '~lapse:{Q}:t:*' '%R~lapse:{Q}:inflight' '%R~lapse:{Q}:horizon' '+@all' \
+    >/dev/null
+rcli ACL SETUSER qnot on '>pw' '~lapse:{Q}:due' '~lapse:{Q}:jobs' \
+    '~lapse:{Q}:t:q1' '~lapse:{Q}:inflight' '%R~lapse:{Q}:horizon' '+@all' \
+    >/dev/null
+d0=$(digest)
+for how in "qro|ZREM lapse:{Q}:inflight" "qnot|DEL lapse:{Q}:t:$q1"; do
+	t_is "cancel by $how: refused" \
+	    "$(as "${how%%|*}" FCALL lapse_cancel 3 "$(kd Q due)" \
+	        "$(kd Q jobs)" "$(kd Q t:q1)" Q q1)" \
+	    "ERR no permission to ${how#*|}"
+	t_is "replace by $how: refused" \
+	    "$(as "${how%%|*}" FCALL lapse_schedule 3 "$(kd Q due)" \
+	        "$(kd Q jobs)" "$(kd Q t:q1)" Q q1 in 60000 x)" \
+	    "ERR no permission to ${how#*|}"
+done
+t_is "and nothing changed" "$(digest)" "$d0"
 t_is "cancel of a recurring event with occurrences under way answers 1" \
     "$(rcli FCALL lapse_cancel 3 "$(kd Q due)" "$(kd Q jobs)" \
         "$(kd Q t:q1)" Q q1)" 1
