@@ -1,9 +1,10 @@
 /*
  * Redis server URLs: parsing into a struct redis_url, and a rendering that
- * is safe to log. Two forms are read:
+ * is safe to log. Three forms are read:
  *
  *	redis://[[user]:password@]host[:port][/db]
  *	unix://[[user]:password@]/absolute/path[?db=N]
+ *	redis-sentinel://[password@]host[:port][,host[:port]...][/db]#MASTER
  *
  * The grammar is RFC 3986's, read strictly wherever a slip would change
  * the meaning of the URL: the authority ends at the first '/', '?' or '#',
@@ -43,7 +44,8 @@
 #define URL_QUOTE_MAX 256
 
 /* Problems told at more than one place, or too long to read inline. */
-#define MSG_NO_SCHEME "missing scheme (use redis:// or unix://)"
+#define MSG_SCHEMES "redis://, unix:// or redis-sentinel://"
+#define MSG_NO_SCHEME "missing scheme (use " MSG_SCHEMES ")"
 #define MSG_RAW_AT \
 	"an '@' in a user name or password must be percent-encoded as %40"
 #define MSG_AT_AFTER_HOST \
@@ -60,6 +62,15 @@
 	"a query is only allowed in unix:// URLs (put the db in the path: " \
 	"redis://host/N)"
 #define MSG_DB "db must be a number 0-2147483647"
+#define MSG_NO_MASTER \
+	"missing the master's name after '#', as in " \
+	"redis-sentinel://host:26379#mymaster"
+#define MSG_NO_QUERY_SENTINEL \
+	"a query is not allowed (put the db in the path: " \
+	"redis-sentinel://host/N#MASTER)"
+
+/* The longest master name: Sentinel has no limit, logs need one. */
+#define URL_MASTER_MAX 255
 
 /* The largest db: SELECT takes an int, which POSIX makes 32 bits or more. */
 #define URL_DB_MAX 2147483647
@@ -160,7 +171,8 @@ digits_value(const char *p, size_t len, long long max)
 /*
  * The URL s as a message may quote it, with anything that could be a
  * password replaced by "***" and the result escaped. With an '@', that is
- * everything from the first ':' after the scheme to the last '@'. Without
+ * everything from the first ':' after the scheme to the last '@' (or from
+ * the scheme on in a redis-sentinel:// URL, whose "password@" has no ':'). Without
  * one, a password may still have been typed where "redis://:pw@host" was
  * meant ("redis://:pw"); it then reads as a port, so a port that is not a
  * number is hidden too. This errs towards hiding too much (a unix path
@@ -185,6 +197,10 @@ url_quote(const char *s)
 		colon = memchr(start, ':', at - start);
 		if (colon != NULL) {
 			from = colon + 1;
+			to = at;
+		} else if (start != s && word_eq(s, n, "redis-sentinel")) {
+			/* "redis-sentinel://password@host": all of it. */
+			from = start;
 			to = at;
 		}
 	} else if (start != s && *start != '[') {
@@ -363,8 +379,7 @@ parse_port(const char *s, const char *p, size_t len, int *port, char **cause)
 
 /* A bracketed IPv6 address: len bytes at p, the brackets left out. */
 static int
-parse_ipv6(
-    const char *s, const char *p, size_t len, struct redis_url *u, char **cause)
+parse_ipv6(const char *s, const char *p, size_t len, char **host, char **cause)
 {
 	struct in6_addr addr;
 	char buf[INET6_ADDRSTRLEN];
@@ -379,14 +394,14 @@ parse_ipv6(
 	if (inet_pton(AF_INET6, buf, &addr) != 1)
 		return (
 		    fail_quoting(s, cause, "bad IPv6 address ", p, len, ""));
-	u->host = xstrdup(buf);
+	*host = xstrdup(buf);
 	return (0);
 }
 
 /* A host name or an IPv4 address: len bytes at p. */
 static int
 parse_hostname(
-    const char *s, const char *p, size_t len, struct redis_url *u, char **cause)
+    const char *s, const char *p, size_t len, char **host, char **cause)
 {
 	struct in_addr addr;
 	char buf[URL_HOST_MAX + 1];
@@ -414,14 +429,14 @@ parse_hostname(
 	buf[len] = '\0';
 	if (numeric && inet_pton(AF_INET, buf, &addr) != 1)
 		return (fail(s, cause, "bad IPv4 address \"%s\"", buf));
-	u->host = xstrdup(buf);
+	*host = xstrdup(buf);
 	return (0);
 }
 
-/* Read "host[:port]", the len bytes at p. */
+/* Read "host[:port]", the len bytes at p, into *host (new) and *port. */
 static int
-parse_hostport(
-    const char *s, const char *p, size_t len, struct redis_url *u, char **cause)
+parse_hostport(const char *s, const char *p, size_t len, char **host, int *port,
+    char **cause)
 {
 	const char *close, *colon, *end;
 	size_t hostlen;
@@ -432,7 +447,7 @@ parse_hostport(
 		if (close == NULL)
 			return (fail(
 			    s, cause, "missing ']' after the IPv6 address"));
-		if (parse_ipv6(s, p + 1, close - p - 1, u, cause) != 0)
+		if (parse_ipv6(s, p + 1, close - p - 1, host, cause) != 0)
 			return (-1);
 		colon = close + 1;
 		if (colon == end)
@@ -446,12 +461,12 @@ parse_hostport(
 		    memchr(colon + 1, ':', end - colon - 1) != NULL)
 			return (fail(s, cause, "%s", MSG_IPV6_BRACKETS));
 		hostlen = colon == NULL ? len : (size_t)(colon - p);
-		if (parse_hostname(s, p, hostlen, u, cause) != 0)
+		if (parse_hostname(s, p, hostlen, host, cause) != 0)
 			return (-1);
 		if (colon == NULL)
 			return (0);
 	}
-	return (parse_port(s, colon + 1, end - colon - 1, &u->port, cause));
+	return (parse_port(s, colon + 1, end - colon - 1, port, cause));
 }
 
 /* A db number: the len bytes at p. */
@@ -503,12 +518,53 @@ parse_query(const char *s, const char *p, size_t len, int *db, char **cause)
 	return (0);
 }
 
+/*
+ * Read the db path ("/N", "/" or nothing) at *pp of a redis:// or
+ * redis-sentinel:// URL, moving *pp past it.
+ */
+static int
+parse_db_path(const char *s, const char **pp, int *db, char **cause)
+{
+	const char *p = *pp;
+	size_t n;
+
+	if (*p == '/') {
+		p++;
+		n = strcspn(p, "/?#");
+		if (n != 0 && parse_db(s, p, n, db, cause) != 0)
+			return (-1);
+		p += n;
+		if (*p == '/')
+			return (fail_quoting(s, cause, "unexpected ", p,
+			    strcspn(p, "?#"), " after the db"));
+	}
+	*pp = p;
+	return (0);
+}
+
+/*
+ * The '@' ending the user information in the len bytes of the authority
+ * at auth (the last one), or NULL.
+ */
+static const char *
+find_at(const char *auth, size_t len)
+{
+	const char *at = NULL;
+	size_t n;
+
+	for (n = 0; n < len; n++) {
+		if (auth[n] == '@')
+			at = auth + n;
+	}
+	return (at);
+}
+
 /* The part of a redis:// URL after "redis://". */
 static int
 parse_redis(const char *s, const char *rest, struct redis_url *u, char **cause)
 {
 	const char *auth, *at, *p;
-	size_t authlen, n;
+	size_t authlen;
 
 	auth = rest;
 	authlen = strcspn(rest, "/?#");
@@ -516,11 +572,7 @@ parse_redis(const char *s, const char *rest, struct redis_url *u, char **cause)
 	if (strchr(p, '@') != NULL)
 		return (fail(s, cause, "%s", MSG_AT_AFTER_HOST));
 
-	at = NULL;
-	for (n = 0; n < authlen; n++) {
-		if (auth[n] == '@')
-			at = auth + n;
-	}
+	at = find_at(auth, authlen);
 	if (at != NULL) {
 		if (parse_userinfo(s, auth, at - auth, u, cause) != 0)
 			return (-1);
@@ -528,24 +580,120 @@ parse_redis(const char *s, const char *rest, struct redis_url *u, char **cause)
 		auth = at + 1;
 	}
 	u->port = REDIS_URL_DEFAULT_PORT;
-	if (parse_hostport(s, auth, authlen, u, cause) != 0)
+	if (parse_hostport(s, auth, authlen, &u->host, &u->port, cause) != 0)
 		return (-1);
 
-	if (*p == '/') {
-		p++;
-		n = strcspn(p, "/?#");
-		if (n != 0 && parse_db(s, p, n, &u->db, cause) != 0)
-			return (-1);
-		p += n;
-		if (*p == '/')
-			return (fail_quoting(s, cause, "unexpected ", p,
-			    strcspn(p, "?#"), " after the db"));
-	}
+	if (parse_db_path(s, &p, &u->db, cause) != 0)
+		return (-1);
 	if (*p == '?')
 		return (fail(s, cause, "%s", MSG_NO_QUERY));
 	if (*p == '#')
 		return (fail(s, cause, "a fragment (\"#...\") is not allowed"));
 	return (0);
+}
+
+/*
+ * The user information of a redis-sentinel:// URL, the len bytes before
+ * the '@': "password" (the SPEC's form), or "[user]:password" as in
+ * redis://.
+ */
+static int
+parse_sentinel_userinfo(
+    const char *s, const char *p, size_t len, struct redis_url *u, char **cause)
+{
+	if (len == 0 || memchr(p, ':', len) != NULL)
+		return (parse_userinfo(s, p, len, u, cause));
+	if (memchr(p, '@', len) != NULL)
+		return (fail(s, cause, "%s", MSG_RAW_AT));
+	return (decode_part(s, p, len, "password", &u->password, cause));
+}
+
+/* The sentinels, "host[:port][,host[:port]...]": len bytes at p. */
+static int
+parse_sentinel_hosts(
+    const char *s, const char *p, size_t len, struct redis_url *u, char **cause)
+{
+	const char *end = p + len, *comma;
+	struct redis_node *node;
+	size_t n;
+
+	for (;;) {
+		if (u->nsentinels == REDIS_URL_SENTINELS_MAX)
+			return (fail(s, cause, "more than %d sentinels",
+			    REDIS_URL_SENTINELS_MAX));
+		comma = memchr(p, ',', end - p);
+		n = comma == NULL ? (size_t)(end - p) : (size_t)(comma - p);
+		u->sentinels = xreallocarray(
+		    u->sentinels, u->nsentinels + 1, sizeof *u->sentinels);
+		node = &u->sentinels[u->nsentinels++];
+		node->host = NULL;
+		node->port = REDIS_URL_SENTINEL_PORT;
+		if (parse_hostport(s, p, n, &node->host, &node->port, cause) !=
+		    0)
+			return (-1);
+		if (comma == NULL)
+			return (0);
+		p = comma + 1;
+	}
+}
+
+/* The master's name: the len bytes after the '#'. */
+static int
+parse_master(
+    const char *s, const char *p, size_t len, struct redis_url *u, char **cause)
+{
+	const char *q;
+
+	if (len == 0)
+		return (fail(s, cause, "%s", MSG_NO_MASTER));
+	if (decode_part(s, p, len, "master name", &u->master, cause) != 0)
+		return (-1);
+	for (q = u->master; *q != '\0'; q++) {
+		if (*q == ' ')
+			return (
+			    fail(s, cause, "the master name contains a space"));
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			return (fail(s, cause,
+			    "the master name contains a control byte"));
+	}
+	if (strlen(u->master) > URL_MASTER_MAX)
+		return (fail(s, cause,
+		    "the master name is longer than %d bytes", URL_MASTER_MAX));
+	return (0);
+}
+
+/* The part of a redis-sentinel:// URL after "redis-sentinel://". */
+static int
+parse_sentinel(
+    const char *s, const char *rest, struct redis_url *u, char **cause)
+{
+	const char *auth, *at, *p, *hash;
+	size_t authlen;
+
+	auth = rest;
+	authlen = strcspn(rest, "/?#");
+	p = rest + authlen;
+	hash = strchr(p, '#');
+	if (memchr(p, '@', (hash == NULL ? strlen(p) : (size_t)(hash - p))) !=
+	    NULL)
+		return (fail(s, cause, "%s", MSG_AT_AFTER_HOST));
+
+	at = find_at(auth, authlen);
+	if (at != NULL) {
+		if (parse_sentinel_userinfo(s, auth, at - auth, u, cause) != 0)
+			return (-1);
+		authlen -= at + 1 - auth;
+		auth = at + 1;
+	}
+	if (parse_sentinel_hosts(s, auth, authlen, u, cause) != 0)
+		return (-1);
+	if (parse_db_path(s, &p, &u->db, cause) != 0)
+		return (-1);
+	if (*p == '?')
+		return (fail(s, cause, "%s", MSG_NO_QUERY_SENTINEL));
+	if (*p != '#')
+		return (fail(s, cause, "%s", MSG_NO_MASTER));
+	return (parse_master(s, p + 1, strlen(p + 1), u, cause));
 }
 
 /* The part of a unix:// URL after "unix://". */
@@ -607,16 +755,17 @@ redis_url_parse(const char *s, struct redis_url **out, char **cause)
 		return (fail(s, cause, "%s", MSG_NO_SCHEME));
 	if (strncmp(s + n + 1, "//", 2) != 0) {
 		if (word_eq(s, n, "redis") || word_eq(s, n, "unix") ||
-		    word_eq(s, n, "rediss"))
+		    word_eq(s, n, "rediss") || word_eq(s, n, "redis-sentinel"))
 			return (fail(s, cause,
 			    "expected \"//\" after \"%.*s:\"", (int)n, s));
 		return (fail(s, cause, "%s", MSG_NO_SCHEME));
 	}
 	if (word_eq(s, n, "rediss"))
 		return (fail(s, cause, "rediss:// (TLS) is not supported"));
-	if (!word_eq(s, n, "redis") && !word_eq(s, n, "unix"))
+	if (!word_eq(s, n, "redis") && !word_eq(s, n, "unix") &&
+	    !word_eq(s, n, "redis-sentinel"))
 		return (fail(s, cause,
-		    "unknown scheme \"%.*s\" (use redis:// or unix://)", (int)n,
+		    "unknown scheme \"%.*s\" (use " MSG_SCHEMES ")", (int)n,
 		    s));
 
 	rest = s + n + 3;
@@ -624,6 +773,9 @@ redis_url_parse(const char *s, struct redis_url **out, char **cause)
 	if (word_eq(s, n, "unix")) {
 		u->is_unix = 1;
 		r = parse_unix(s, rest, u, cause);
+	} else if (word_eq(s, n, "redis-sentinel")) {
+		u->is_sentinel = 1;
+		r = parse_sentinel(s, rest, u, cause);
 	} else
 		r = parse_redis(s, rest, u, cause);
 	if (r != 0) {
@@ -646,23 +798,44 @@ clear_free(char *p)
 	free(p);
 }
 
-int
-redis_url_names_host(const struct redis_url *url)
+/* True when host is a name rather than an IPv4 or IPv6 address. */
+static int
+host_is_name(const char *host)
 {
 	struct in6_addr a6;
 	struct in_addr a4;
 
+	return (inet_pton(AF_INET, host, &a4) != 1 &&
+	    inet_pton(AF_INET6, host, &a6) != 1);
+}
+
+int
+redis_url_names_host(const struct redis_url *url)
+{
+	size_t i;
+
 	if (url->is_unix)
 		return (0);
-	return (inet_pton(AF_INET, url->host, &a4) != 1 &&
-	    inet_pton(AF_INET6, url->host, &a6) != 1);
+	if (!url->is_sentinel)
+		return (host_is_name(url->host));
+	for (i = 0; i < url->nsentinels; i++) {
+		if (host_is_name(url->sentinels[i].host))
+			return (1);
+	}
+	return (0);
 }
 
 void
 redis_url_free(struct redis_url *url)
 {
+	size_t i;
+
 	if (url == NULL)
 		return;
+	for (i = 0; i < url->nsentinels; i++)
+		free(url->sentinels[i].host);
+	free(url->sentinels);
+	free(url->master);
 	free(url->host);
 	free(url->path);
 	free(url->user);
@@ -695,6 +868,43 @@ pct_encode(const char *s, const char *keep)
 	return (out);
 }
 
+/* "host:port", bracketing an IPv6 address. Caller frees. */
+static char *
+hostport_display(const char *host, int port)
+{
+	char *s;
+
+	if (strchr(host, ':') != NULL)
+		xasprintf(&s, "[%s]:%d", host, port);
+	else
+		xasprintf(&s, "%s:%d", host, port);
+	return (s);
+}
+
+/* The display form of a redis-sentinel:// URL, after creds. */
+static char *
+sentinel_display(const struct redis_url *url, const char *creds)
+{
+	char *hosts, *one, *next, *master, *s;
+	size_t i;
+
+	hosts = xstrdup("");
+	for (i = 0; i < url->nsentinels; i++) {
+		one = hostport_display(
+		    url->sentinels[i].host, url->sentinels[i].port);
+		xasprintf(&next, "%s%s%s", hosts, i == 0 ? "" : ",", one);
+		free(one);
+		free(hosts);
+		hosts = next;
+	}
+	master = pct_encode(url->master, KEEP_USER);
+	xasprintf(
+	    &s, "redis-sentinel://%s%s/%d#%s", creds, hosts, url->db, master);
+	free(master);
+	free(hosts);
+	return (s);
+}
+
 char *
 redis_url_display(const struct redis_url *url)
 {
@@ -708,6 +918,11 @@ redis_url_display(const struct redis_url *url)
 		    &creds, "%s%s@", user, url->password == NULL ? "" : ":***");
 	free(user);
 
+	if (url->is_sentinel) {
+		s = sentinel_display(url, creds);
+		free(creds);
+		return (s);
+	}
 	if (url->is_unix) {
 		path = pct_encode(url->path, KEEP_PATH);
 		if (url->db != 0)
@@ -724,4 +939,41 @@ redis_url_display(const struct redis_url *url)
 		    url->db);
 	free(creds);
 	return (s);
+}
+
+struct redis_url *
+redis_url_tcp(const char *host, int port, int db)
+{
+	struct redis_url *u;
+
+	u = xcalloc(1, sizeof *u);
+	u->host = xstrdup(host);
+	u->port = port;
+	u->db = db;
+	return (u);
+}
+
+struct redis_url *
+redis_url_copy(const struct redis_url *url)
+{
+	struct redis_url *u;
+	size_t i;
+
+	u = xcalloc(1, sizeof *u);
+	*u = *url;
+	u->host = url->host == NULL ? NULL : xstrdup(url->host);
+	u->path = url->path == NULL ? NULL : xstrdup(url->path);
+	u->user = url->user == NULL ? NULL : xstrdup(url->user);
+	u->password = url->password == NULL ? NULL : xstrdup(url->password);
+	u->master = url->master == NULL ? NULL : xstrdup(url->master);
+	u->sentinels = NULL;
+	if (url->nsentinels > 0) {
+		u->sentinels =
+		    xreallocarray(NULL, url->nsentinels, sizeof *u->sentinels);
+		for (i = 0; i < url->nsentinels; i++) {
+			u->sentinels[i].host = xstrdup(url->sentinels[i].host);
+			u->sentinels[i].port = url->sentinels[i].port;
+		}
+	}
+	return (u);
 }

@@ -19,21 +19,43 @@
  * password, for a password supplied elsewhere (password-file,
  * LAPSE_REDIS_PASSWORD); an empty password ("user:@") is refused. A unix
  * path is percent-decoded too. TLS (rediss://) is not supported.
+ *
+ *	redis-sentinel://[password@]host[:port][,host[:port]...][/db]#MASTER
+ *
+ * names Redis Sentinels (1 to 16, port 26379 by default, asked in turn)
+ * and the name they know the master by (percent-decoded; no space, no
+ * control byte, at most 255 bytes). The user information is the
+ * sentinels' own: "password@" (the Lettuce convention), or
+ * "[user]:password@" as above; the data nodes' password comes from
+ * elsewhere (password-file, LAPSE_REDIS_PASSWORD). db is the data nodes'
+ * database.
  */
 #ifndef LAPSE_REDISURL_H
 #define LAPSE_REDISURL_H
 
 #define REDIS_URL_DEFAULT "redis://127.0.0.1:6379/0"
 #define REDIS_URL_DEFAULT_PORT 6379
+#define REDIS_URL_SENTINEL_PORT 26379
+#define REDIS_URL_SENTINELS_MAX 16
+
+/* A host (without brackets) and a port. */
+struct redis_node {
+	char *host;
+	int port;
+};
 
 struct redis_url {
 	int is_unix; /* 1: path is set, host is NULL */
+	int is_sentinel; /* 1: sentinels and master are set, host is NULL */
 	char *host; /* without brackets */
 	int port;
 	char *path; /* unix socket path, absolute */
 	char *user; /* NULL when absent */
 	char *password; /* NULL when absent */
 	int db;
+	struct redis_node *sentinels; /* nsentinels of them */
+	size_t nsentinels;
+	char *master; /* the name the sentinels know the master by */
 };
 
 /*
@@ -46,11 +68,20 @@ struct redis_url {
 int redis_url_parse(const char *s, struct redis_url **out, char **cause);
 
 /*
- * True when url names its server by a host name, which has to be resolved
- * before a connect; false for a unix socket and for a literal IPv4 or IPv6
- * address.
+ * True when url names its server (or one of its sentinels) by a host
+ * name, which has to be resolved before a connect; false for a unix socket
+ * and for literal IPv4 or IPv6 addresses.
  */
 int redis_url_names_host(const struct redis_url *url);
+
+/*
+ * A new URL of the node host:port (a name or an address, without
+ * brackets), database db, without credentials. Caller frees.
+ */
+struct redis_url *redis_url_tcp(const char *host, int port, int db);
+
+/* A deep copy of url. Caller frees with redis_url_free(). */
+struct redis_url *redis_url_copy(const struct redis_url *url);
 
 /* Free url and its strings, clearing the password; NULL is allowed. */
 void redis_url_free(struct redis_url *url);

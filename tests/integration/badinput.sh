@@ -149,7 +149,7 @@ for url in redis://h:0/0 redis://h:70000 redis://:7000 http://x \
 	redis://h:0/0) want='lapse: bad Redis URL "redis://h:0/0": port must be 1-65535' ;;
 	redis://h:70000) want='lapse: bad Redis URL "redis://h:70000": port must be 1-65535' ;;
 	redis://:7000) want='lapse: bad Redis URL "redis://:7000": missing host' ;;
-	http://x) want='lapse: bad Redis URL "http://x": unknown scheme "http" (use redis:// or unix://)' ;;
+	http://x) want='lapse: bad Redis URL "http://x": unknown scheme "http" (use redis://, unix:// or redis-sentinel://)' ;;
 	*) want='lapse: bad Redis URL "redis://user:***@h:abc": port is not a number 1-65535' ;;
 	esac
 	t_is "lapse -r $url: exit 2 and the message" "$rc:$err" "2:$want"

@@ -97,7 +97,7 @@ duration-no-unit|:5: sweep-interval: bad duration "1h30": missing unit (use ms, 
 sweep-too-short|:5: sweep-interval: 5ms is too short (at least 10ms)|$PRE\nsweep-interval = 5ms\n[namespace t]
 url-port|:2: url: bad Redis URL "redis://app:***@redis.example:99999/0": port must be 1-65535|[redis]\nurl = redis://app:$PW@redis.example:99999/0\n[namespace t]
 url-db|:2: url: bad Redis URL "redis://:***@redis.example/abc": db must be a number 0-2147483647|[redis]\nurl = redis://:$PW@redis.example/abc\n[namespace t]
-url-scheme|:2: url: bad Redis URL "http://:***@redis.example/": unknown scheme "http" (use redis:// or unix://)|[redis]\nurl = http://:$PW@redis.example/\n[namespace t]
+url-scheme|:2: url: bad Redis URL "http://:***@redis.example/": unknown scheme "http" (use redis://, unix:// or redis-sentinel://)|[redis]\nurl = http://:$PW@redis.example/\n[namespace t]
 url-tls|:2: url: bad Redis URL "rediss://:***@redis.example/": rediss:// (TLS) is not supported|[redis]\nurl = rediss://:$PW@redis.example/\n[namespace t]
 url-at|:2: url: bad Redis URL "redis://app:***@redis.example/": an '@' in a user name or password must be percent-encoded as %40|[redis]\nurl = redis://app:$PW@x@redis.example/\n[namespace t]
 url-percent|:2: url: bad Redis URL "redis://:***@redis.example/": bad percent-encoding in the password (write a '%' as %25)|[redis]\nurl = redis://:$PW%zz@redis.example/\n[namespace t]

@@ -234,7 +234,7 @@ static const struct bad {
 	{ "[redis]\nurl = http://h\n", 0,
 	    "t.conf:2: url: bad Redis URL \"http://h\": unknown scheme "
 	    "\"http\" "
-	    "(use redis:// or unix://)" },
+	    "(use redis://, unix:// or redis-sentinel://)" },
 	{ "[redis]\nurl = redis://h:0\n", 0,
 	    "t.conf:2: url: bad Redis URL \"redis://h:0\": port must be "
 	    "1-65535" },
@@ -464,7 +464,7 @@ static const struct bad {
 	{ "[redis]\nurl = http://h\n[foo]\n", 0,
 	    "t.conf:2: url: bad Redis URL \"http://h\": unknown scheme "
 	    "\"http\" "
-	    "(use redis:// or unix://)" },
+	    "(use redis://, unix:// or redis-sentinel://)" },
 	{ "[foo]\nurl = http://h\n", 0, "t.conf:1: unknown section [foo]" },
 	{ NS "sink = kafka\n" COMMENT_198 "\n", 0,
 	    "t.conf:2: sink: unknown sink \"kafka\" (use stream, list, http or "

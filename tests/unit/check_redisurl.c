@@ -18,6 +18,7 @@
 #include <check.h>
 
 #include "redisurl.h"
+#include "xmalloc.h"
 
 #include "unit.h"
 
@@ -116,7 +117,11 @@ static const struct {
 };
 
 /* The problems, as parse errors name them after the quoted URL. */
-#define NO_SCHEME "missing scheme (use redis:// or unix://)"
+#define SCHEMES "redis://, unix:// or redis-sentinel://"
+#define NO_SCHEME "missing scheme (use " SCHEMES ")"
+#define NO_MASTER \
+	"missing the master's name after '#', as in " \
+	"redis-sentinel://host:26379#mymaster"
 #define BAD_HOST "only letters, digits, '.', '-' and '_' are allowed"
 #define IPV6_BRACKETS \
 	"an IPv6 address must be in brackets, as in redis://[::1]:6379"
@@ -154,10 +159,9 @@ static const struct {
 	{ "/run/redis.sock", NULL, NO_SCHEME },
 	{ "redis:localhost", NULL, "expected \"//\" after \"redis:\"" },
 	{ "unix:/run/redis.sock", NULL, "expected \"//\" after \"unix:\"" },
-	{ "http://h", NULL,
-	    "unknown scheme \"http\" (use redis:// or unix://)" },
+	{ "http://h", NULL, "unknown scheme \"http\" (use " SCHEMES ")" },
 	{ "redis+tls://h", NULL,
-	    "unknown scheme \"redis+tls\" (use redis:// or unix://)" },
+	    "unknown scheme \"redis+tls\" (use " SCHEMES ")" },
 	{ "rediss://h:6380", NULL, "rediss:// (TLS) is not supported" },
 	{ "rediss://:" PASSWORD "@h", "rediss://:***@h",
 	    "rediss:// (TLS) is not supported" },
@@ -276,6 +280,53 @@ static const struct {
 	    "unknown query parameter \"DB\" (only db=N is allowed)" },
 	{ "unix:///r.sock?db=1#x", NULL,
 	    "a fragment (\"#...\") is not allowed" },
+
+	/* Sentinels. */
+	{ "redis-sentinel:h#m", NULL,
+	    "expected \"//\" after \"redis-sentinel:\"" },
+	{ "redis-sentinel://h", NULL, NO_MASTER },
+	{ "redis-sentinel://h/0", NULL, NO_MASTER },
+	{ "redis-sentinel://h#", NULL, NO_MASTER },
+	{ "redis-sentinel://h:26379/1#", NULL, NO_MASTER },
+	{ "redis-sentinel://#m", NULL, "missing host" },
+	{ "redis-sentinel://h1,#m", NULL, "missing host" },
+	{ "redis-sentinel://h1,,h2#m", NULL, "missing host" },
+	{ "redis-sentinel://,h1#m", NULL, "missing host" },
+	{ "redis-sentinel://h1:0,h2#m", "redis-sentinel://h1:***#m",
+	    PORT_RANGE },
+	{ "redis-sentinel://h1,h2:x#m", "redis-sentinel://h1,h2:***#m",
+	    PORT_NAN },
+	{ "redis-sentinel://h1,ho st#m", NULL,
+	    "bad host \"ho st\": " BAD_HOST },
+	{ "redis-sentinel://h1,::1#m", NULL, IPV6_BRACKETS },
+	{ "redis-sentinel://h/x#m", NULL, DB_RANGE },
+	{ "redis-sentinel://h/0/1#m", NULL, "unexpected \"/1\" after the db" },
+	{ "redis-sentinel://h?db=1#m", NULL,
+	    "a query is not allowed (put the db in the path: "
+	    "redis-sentinel://host/N#MASTER)" },
+	{ "redis-sentinel://h#my master", NULL,
+	    "the master name contains a space" },
+	{ "redis-sentinel://h#my%20master", NULL,
+	    "the master name contains a space" },
+	{ "redis-sentinel://h#m%0A", NULL,
+	    "the master name contains a control byte" },
+	{ "redis-sentinel://h#m\t", "redis-sentinel://h#m\\x09",
+	    CONTROL("master name") },
+	{ "redis-sentinel://h#m%zz", NULL, BAD_PCT("master name") },
+	{ "redis-sentinel://h#m%00", NULL,
+	    "the master name contains a NUL byte (%00)" },
+	{ "redis-sentinel://" PASSWORD "@#m", "redis-sentinel://***@#m",
+	    "missing host" },
+	{ "redis-sentinel://s3@cret@h#m", "redis-sentinel://***@h#m",
+	    "an '@' in a user name or password must be percent-encoded as "
+	    "%40" },
+	{ "redis-sentinel://" PASSWORD "%zz@h#m", "redis-sentinel://***@h#m",
+	    BAD_PCT("password") },
+	{ "redis-sentinel://:@h#m", NULL, "empty password after ':'" },
+	{ "redis-sentinel://@h#m", NULL,
+	    "empty user name and password before '@'" },
+	{ "redis-sentinel://h/" PASSWORD "@x#m", "redis-sentinel://***@x#m",
+	    NEEDS_ENCODING },
 
 };
 
@@ -458,6 +509,8 @@ static const struct {
 	{ "redis://[::ffff:10.0.0.7]", 0 },
 	{ "unix:///tmp/r.sock", 0 },
 	{ "unix:///run/redis/localhost", 0 },
+	{ "redis-sentinel://10.0.0.1,[::1]#m", 0 },
+	{ "redis-sentinel://10.0.0.1,sentinel-2#m", 1 },
 };
 
 START_TEST(test_names_host)
@@ -470,6 +523,117 @@ START_TEST(test_names_host)
 	ck_assert_msg(redis_url_names_host(u) == hosts[_i].names_host,
 	    "\"%s\": names_host is not %d", hosts[_i].in, hosts[_i].names_host);
 	redis_url_free(u);
+}
+END_TEST
+
+/* Sentinel URLs: the sentinels as "host:port,...", and the rest. */
+static const struct {
+	const char *in;
+	const char *sentinels;
+	const char *user;
+	const char *password;
+	int db;
+	const char *master;
+	const char *display;
+} good_sentinel[] = {
+	{ "redis-sentinel://h#m", "h:26379", NULL, NULL, 0, "m",
+	    "redis-sentinel://h:26379/0#m" },
+	{ "REDIS-SENTINEL://10.0.0.1:5000,10.0.0.2,[::1]:26380/3#mymaster",
+	    "10.0.0.1:5000,10.0.0.2:26379,::1:26380", NULL, NULL, 3, "mymaster",
+	    "redis-sentinel://10.0.0.1:5000,10.0.0.2:26379,[::1]:26380/3"
+	    "#mymaster" },
+	{ "redis-sentinel://" PASSWORD "@h1,h2:1/#m", "h1:26379,h2:1", NULL,
+	    PASSWORD, 0, "m", "redis-sentinel://:***@h1:26379,h2:1/0#m" },
+	{ "redis-sentinel://:" PASSWORD "@h#m", "h:26379", NULL, PASSWORD, 0,
+	    "m", "redis-sentinel://:***@h:26379/0#m" },
+	{ "redis-sentinel://sentinel-user:" PASSWORD "@h#m", "h:26379",
+	    "sentinel-user", PASSWORD, 0, "m",
+	    "redis-sentinel://sentinel-user:***@h:26379/0#m" },
+	{ "redis-sentinel://p%40ss@h#m", "h:26379", NULL, "p@ss", 0, "m",
+	    "redis-sentinel://:***@h:26379/0#m" },
+	{ "redis-sentinel://h#a%23b@c.d", "h:26379", NULL, NULL, 0, "a#b@c.d",
+	    "redis-sentinel://h:26379/0#a%23b%40c.d" },
+	{ "redis-sentinel://h#a/b?c", "h:26379", NULL, NULL, 0, "a/b?c",
+	    "redis-sentinel://h:26379/0#a%2Fb%3Fc" },
+};
+
+static char *
+sentinels_str(const struct redis_url *u)
+{
+	char *s = xstrdup(""), *next;
+	size_t i;
+
+	for (i = 0; i < u->nsentinels; i++) {
+		xasprintf(&next, "%s%s%s:%d", s, i == 0 ? "" : ",",
+		    u->sentinels[i].host, u->sentinels[i].port);
+		free(s);
+		s = next;
+	}
+	return (s);
+}
+
+START_TEST(test_good_sentinel)
+{
+	struct redis_url *u = SENTINEL, *again, *copy;
+	char *cause = SENTINEL, *display, *list;
+
+	ck_assert_msg(redis_url_parse(good_sentinel[_i].in, &u, &cause) == 0,
+	    "\"%s\" refused: %s", good_sentinel[_i].in,
+	    cause == SENTINEL ? "" : cause);
+	ck_assert_int_eq(u->is_sentinel, 1);
+	ck_assert_int_eq(u->is_unix, 0);
+	ck_assert_ptr_null(u->host);
+	list = sentinels_str(u);
+	ck_assert_str_eq(list, good_sentinel[_i].sentinels);
+	free(list);
+	ck_assert_pstr_eq(u->user, good_sentinel[_i].user);
+	ck_assert_pstr_eq(u->password, good_sentinel[_i].password);
+	ck_assert_int_eq(u->db, good_sentinel[_i].db);
+	ck_assert_str_eq(u->master, good_sentinel[_i].master);
+	display = redis_url_display(u);
+	ck_assert_str_eq(display, good_sentinel[_i].display);
+
+	/* The display parses back to the same URL. */
+	ck_assert_int_eq(redis_url_parse(display, &again, &cause), 0);
+	ck_assert_str_eq(again->master, u->master);
+	ck_assert_uint_eq(again->nsentinels, u->nsentinels);
+	free(display);
+	display = redis_url_display(again);
+	ck_assert_str_eq(display, good_sentinel[_i].display);
+	free(display);
+	redis_url_free(again);
+
+	/* A copy is the same URL. */
+	copy = redis_url_copy(u);
+	redis_url_free(u);
+	display = redis_url_display(copy);
+	ck_assert_str_eq(display, good_sentinel[_i].display);
+	ck_assert_pstr_eq(copy->password, good_sentinel[_i].password);
+	free(display);
+	redis_url_free(copy);
+}
+END_TEST
+
+/* At most 16 sentinels. */
+START_TEST(test_sentinels_max)
+{
+	struct redis_url *u;
+	char url[512], *cause = NULL;
+	int i;
+
+	snprintf(url, sizeof url, "redis-sentinel://h0");
+	for (i = 1; i < REDIS_URL_SENTINELS_MAX; i++)
+		snprintf(
+		    url + strlen(url), sizeof url - strlen(url), ",h%d", i);
+	strcat(url, "#m");
+	ck_assert_int_eq(redis_url_parse(url, &u, &cause), 0);
+	ck_assert_uint_eq(u->nsentinels, REDIS_URL_SENTINELS_MAX);
+	redis_url_free(u);
+	url[strlen(url) - 2] = '\0';
+	strcat(url, ",h16#m");
+	ck_assert_int_eq(redis_url_parse(url, &u, &cause), -1);
+	ck_assert(strstr(cause, ": more than 16 sentinels") != NULL);
+	free(cause);
 }
 END_TEST
 
@@ -493,6 +657,8 @@ redisurl_suite(void)
 	tcase_add_test(tc, test_display_struct);
 	tcase_add_loop_test(tc, test_names_host, 0, NITEMS(hosts));
 	tcase_add_test(tc, test_free_null);
+	tcase_add_loop_test(tc, test_good_sentinel, 0, NITEMS(good_sentinel));
+	tcase_add_test(tc, test_sentinels_max);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("bad");
