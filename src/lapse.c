@@ -424,13 +424,16 @@ usage_all(FILE *f)
 	    "\n"
 	    "  -r URL   the Redis server: redis://[[user]:password@]host"
 	    "[:port][/db]\n"
-	    "           or unix:///path/redis.sock[?db=N]; default "
-	    "$LAPSE_REDIS,\n"
-	    "           then " REDIS_URL_DEFAULT "\n"
+	    "           or unix:///path/redis.sock[?db=N]\n"
+	    "           or redis-sentinel://[password@]host[:port][,...]"
+	    "[/db]#MASTER;\n"
+	    "           default $LAPSE_REDIS, then " REDIS_URL_DEFAULT "\n"
 	    "  -V       print the version\n"
 	    "  -h       this help; 'lapse COMMAND --help' for one command\n"
 	    "\n"
-	    "The password comes from $LAPSE_REDIS_PASSWORD or the URL.\n"
+	    "The password comes from $LAPSE_REDIS_PASSWORD or the URL; the "
+	    "sentinels'\nfrom $LAPSE_SENTINEL_PASSWORD or the "
+	    "redis-sentinel:// URL.\n"
 	    "Exit: 0 done, 1 not found, 2 usage or bad input, 3 Redis "
 	    "unreachable or refused.\n");
 }
@@ -499,7 +502,7 @@ fail_usage(const struct command *cmd, const char *fmt, ...)
 static int
 cli_connect(struct cli *cli)
 {
-	const char *password;
+	const char *password, *sentinel_password;
 	char *cause;
 
 	if (cli->c != NULL)
@@ -507,6 +510,12 @@ cli_connect(struct cli *cli)
 	password = getenv("LAPSE_REDIS_PASSWORD");
 	if (password != NULL && password[0] == '\0')
 		password = NULL; /* empty: unset, as for lapsed */
+	sentinel_password = getenv("LAPSE_SENTINEL_PASSWORD");
+	if (cli->url->is_sentinel && sentinel_password != NULL &&
+	    sentinel_password[0] != '\0') {
+		free(cli->url->password);
+		cli->url->password = xstrdup(sentinel_password);
+	}
 	cli->c = rconn_open(cli->url, password, CONNECT_MS, COMMAND_MS, &cause);
 	if (cli->c == NULL)
 		return (fail_cause(EXIT_REDIS, cause));

@@ -11,13 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include <hiredis/hiredis.h>
 
 #include "lualib.h"
 #include "rconn.h"
 #include "redisurl.h"
+#include "sentinelreply.h"
 #include "xmalloc.h"
+
+/* Rounds over the sentinels before giving up, and the pause after each. */
+#define RCONN_SENTINEL_ROUNDS 3
+#define RCONN_SENTINEL_PAUSE_MS 300
 
 static struct timeval
 ms_to_tv(int ms)
@@ -72,9 +78,10 @@ command_ok(redisContext *c, int argc, const char **argv, const char *what,
 	return (0);
 }
 
-redisContext *
-rconn_open(const struct redis_url *url, const char *password, int connect_ms,
-    int command_ms, char **cause)
+/* Connect to one node (not a sentinel URL): see rconn_open(). */
+static redisContext *
+rconn_open_node(const struct redis_url *url, const char *password,
+    int connect_ms, int command_ms, char **cause)
 {
 	redisContext *c;
 	struct timeval tv = ms_to_tv(connect_ms);
@@ -179,4 +186,130 @@ rconn_load_functions(redisContext *c, char **cause)
 	}
 	freeReplyObject(r);
 	return (0);
+}
+
+/*
+ * Ask sentinel i of url where the master is. Returns 0 with *host (new)
+ * and *port, or -1 with *cause.
+ */
+static int
+sentinel_ask(const struct redis_url *url, size_t i, int connect_ms,
+    int command_ms, char **host, int *port, char **cause)
+{
+	const char *argv[] = { "SENTINEL", "get-master-addr-by-name",
+		url->master };
+	struct redis_url *node;
+	redisContext *c;
+	redisReply *r;
+	int rc;
+
+	node = redis_url_tcp(url->sentinels[i].host, url->sentinels[i].port, 0);
+	c = rconn_open_node(node, url->password, connect_ms, command_ms, cause);
+	redis_url_free(node);
+	if (c == NULL)
+		return (-1);
+	r = rconn_command(c, 3, argv, NULL, cause);
+	redisFree(c);
+	if (r == NULL)
+		return (-1);
+	rc = sentinelreply_master_addr(r, url->master, host, port, cause);
+	freeReplyObject(r);
+	return (rc);
+}
+
+/*
+ * Connect to the master that sentinel i names, and check that it is one.
+ * Returns the connection, or NULL with *cause.
+ */
+static redisContext *
+sentinel_master(const struct redis_url *url, size_t i, const char *password,
+    int connect_ms, int command_ms, char **cause)
+{
+	const char *argv[] = { "ROLE" };
+	struct redis_url *node;
+	redisContext *c;
+	redisReply *r;
+	char *host, *display, *why;
+	int port, master;
+
+	if (sentinel_ask(url, i, connect_ms, command_ms, &host, &port, cause) !=
+	    0)
+		return (NULL);
+	node = redis_url_tcp(host, port, url->db);
+	free(host);
+	display = redis_url_display(node);
+	c = rconn_open_node(node, password, connect_ms, command_ms, cause);
+	redis_url_free(node);
+	if (c == NULL) {
+		free(display);
+		return (NULL);
+	}
+	r = rconn_command(c, 1, argv, NULL, cause);
+	if (r == NULL) {
+		free(display);
+		redisFree(c);
+		return (NULL);
+	}
+	master = sentinelreply_is_master(r, &why);
+	freeReplyObject(r);
+	if (!master) {
+		xasprintf(cause, "%s: %s", display, why);
+		free(why);
+		free(display);
+		redisFree(c);
+		return (NULL);
+	}
+	free(display);
+	return (c);
+}
+
+/*
+ * The master of a redis-sentinel:// URL: ask each sentinel in turn, and
+ * go round them again after a pause while none names a node that says it
+ * is the master (a failover in progress).
+ */
+static redisContext *
+rconn_open_sentinel(const struct redis_url *url, const char *password,
+    int connect_ms, int command_ms, char **cause)
+{
+	struct timespec ts;
+	redisContext *c;
+	char *why = NULL, *display;
+	size_t i;
+	int round;
+
+	for (round = 0; round < RCONN_SENTINEL_ROUNDS; round++) {
+		if (round > 0) {
+			ts.tv_sec = RCONN_SENTINEL_PAUSE_MS / 1000;
+			ts.tv_nsec =
+			    (RCONN_SENTINEL_PAUSE_MS % 1000) * 1000000L;
+			nanosleep(&ts, NULL);
+		}
+		for (i = 0; i < url->nsentinels; i++) {
+			free(why);
+			why = NULL;
+			c = sentinel_master(
+			    url, i, password, connect_ms, command_ms, &why);
+			if (c != NULL) {
+				free(why);
+				return (c);
+			}
+		}
+	}
+	display = redis_url_display(url);
+	xasprintf(cause, "cannot find the master \"%s\" through %s: %s",
+	    url->master, display, why);
+	free(display);
+	free(why);
+	return (NULL);
+}
+
+redisContext *
+rconn_open(const struct redis_url *url, const char *password, int connect_ms,
+    int command_ms, char **cause)
+{
+	if (url->is_sentinel)
+		return (rconn_open_sentinel(
+		    url, password, connect_ms, command_ms, cause));
+	return (rconn_open_node(url, password, connect_ms, command_ms, cause));
 }

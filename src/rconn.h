@@ -34,6 +34,12 @@ rconn_functions_state(const redisReply *reply, char **cause);
  * password, when not NULL, replaces the URL's. Returns a connected,
  * authenticated context on the right database, or NULL with *cause set
  * (caller frees). Free the context with redisFree().
+ *
+ * A redis-sentinel:// URL is resolved first: each sentinel is asked in
+ * turn (with the URL's credentials, and the same deadlines) where the
+ * master is, and the node it names must answer ROLE with "master"; up
+ * to 3 rounds over the sentinels, 300 ms apart. password is then the
+ * master's, not the sentinels'.
  */
 redisContext *rconn_open(const struct redis_url *url, const char *password,
     int connect_ms, int command_ms, char **cause);
