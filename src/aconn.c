@@ -58,6 +58,7 @@
 #include "lualib.h"
 #include "rcmd.h"
 #include "rconn.h"
+#include "sentinelreply.h"
 #include "xmalloc.h"
 
 #define ACONN_CHECK_MS 100
@@ -95,7 +96,7 @@ struct aconn {
 	void *arg;
 	aconn_idle_cb *idle_cb;
 	void *idle_arg;
-	const struct redis_url *url; /* the target of this attempt */
+	struct redis_url *url; /* a copy of the target of this attempt */
 
 	enum aconn_state state;
 	redisAsyncContext *ac;
@@ -148,6 +149,8 @@ aconn_retry(struct aconn *conn, const char *why)
 		return;
 	conn->state = ACONN_IDLE;
 	snprintf(conn->last_error, sizeof conn->last_error, "%s", why);
+	if (conn->cfg.stale != NULL)
+		conn->cfg.stale(conn->cfg.target_arg, why);
 	delay = backoff_next(&conn->backoff, arc4random());
 	conn->failures++;
 	if (conn->failures == 1 || now - conn->nagged_us >= ACONN_NAG_US) {
@@ -271,6 +274,12 @@ reply_cb(redisAsyncContext *ac, void *r, void *privdata)
 		    clock_mono_us() - p->sent_us);
 	p->fn(conn, r, p->privdata, p->sent_us);
 	free(p);
+	if (conn->cfg.stale != NULL && sentinelreply_readonly(r) &&
+	    conn->state == ACONN_READY) {
+		/* The node became a replica: find the master again. */
+		conn->cfg.stale(conn->cfg.target_arg, "READONLY reply");
+		aconn_drop(conn, "the node answered READONLY: a replica now");
+	}
 	if (conn->npending == 0 && conn->idle_cb != NULL)
 		conn->idle_cb(conn, conn->idle_arg);
 }
@@ -335,12 +344,14 @@ aconn_subscribe(struct aconn *conn, redisCallbackFn *fn, void *privdata,
 }
 
 /*
- * The handshake: AUTH, SELECT, then (command connections) FCALL
+ * The handshake: AUTH, ROLE (for a target that can change: the node must
+ * be a master), SELECT, then (command connections) FCALL
  * lapse_version and FUNCTION LOAD REPLACE when needed. Each step's reply
  * comes to handshake_cb with the step number in privdata.
  */
 enum handshake_step {
 	STEP_AUTH,
+	STEP_ROLE,
 	STEP_SELECT,
 	STEP_VERSION,
 	STEP_LOAD,
@@ -352,13 +363,23 @@ handshake_cb(
     struct aconn *conn, redisReply *r, void *privdata, uint64_t sent_us)
 {
 	enum handshake_step step = (enum handshake_step)(intptr_t)privdata;
-	static const char *names[] = { "AUTH", "SELECT", "FCALL lapse_version",
-		"FUNCTION LOAD" };
+	static const char *names[] = { "AUTH", "ROLE", "SELECT",
+		"FCALL lapse_version", "FUNCTION LOAD" };
 	enum rconn_functions fs;
 	char *cause, *why;
 
 	if (r == NULL)
 		return; /* lost: the disconnect callback retries */
+	if (step == STEP_ROLE) {
+		if (!sentinelreply_is_master(r, &cause)) {
+			/* aconn_retry() tells the target it is stale. */
+			aconn_drop(conn, cause);
+			free(cause);
+			return;
+		}
+		aconn_handshake_next(conn, STEP_SELECT);
+		return;
+	}
 	if (step == STEP_VERSION) {
 		fs = rconn_functions_state(r, &cause);
 		if (fs == RCONN_FUNCTIONS_ERROR) {
@@ -380,7 +401,7 @@ handshake_cb(
 		log_info("redis %s: loaded the lapse library version %d",
 		    conn->name, lualib_version);
 	if (step == STEP_AUTH)
-		aconn_handshake_next(conn, STEP_SELECT);
+		aconn_handshake_next(conn, STEP_ROLE);
 	else if (step == STEP_SELECT)
 		aconn_handshake_next(conn, STEP_VERSION);
 	else
@@ -423,6 +444,8 @@ handshake_command(struct aconn *conn, int step, struct rcmd *c)
 		if (conn->url->user != NULL)
 			rcmd_add_str(c, conn->url->user);
 		rcmd_add_str(c, password);
+	} else if (step == STEP_ROLE && conn->cfg.stale != NULL) {
+		rcmd_add_str(c, "ROLE");
 	} else if (step == STEP_SELECT && conn->url->db != 0) {
 		rcmd_add_str(c, "SELECT");
 		rcmd_addf(c, "%d", conn->url->db);
@@ -573,16 +596,19 @@ dns_cb(int result, struct evutil_addrinfo *res, void *arg)
 static void
 aconn_connect(struct aconn *conn)
 {
+	const struct redis_url *url;
 	struct evutil_addrinfo hints;
 	const char *why = "no node to connect to";
 
 	if (conn->state == ACONN_STOPPED)
 		return;
-	conn->url = conn->cfg.target(conn->cfg.target_arg, &why);
-	if (conn->url == NULL) {
+	url = conn->cfg.target(conn->cfg.target_arg, &why);
+	if (url == NULL) {
 		aconn_retry(conn, why);
 		return;
 	}
+	redis_url_free(conn->url);
+	conn->url = redis_url_copy(url);
 	free(conn->display);
 	conn->display = redis_url_display(conn->url);
 	if (!redis_url_names_host(conn->url)) {
@@ -639,6 +665,47 @@ aconn_start(struct aconn *conn)
 	aconn_connect(conn);
 }
 
+/* Whether a and b name the same node. */
+static int
+same_node(const struct redis_url *a, const struct redis_url *b)
+{
+	if (a->is_unix != b->is_unix || a->db != b->db)
+		return (0);
+	if (a->is_unix)
+		return (strcmp(a->path, b->path) == 0);
+	return (a->port == b->port && strcmp(a->host, b->host) == 0);
+}
+
+void
+aconn_retarget(struct aconn *conn)
+{
+	const struct redis_url *url;
+	const char *why = "no node to connect to";
+	char *display, *reason;
+
+	if (conn->state == ACONN_STOPPED)
+		return;
+	if (conn->state == ACONN_IDLE) {
+		if (evtimer_pending(conn->retry_timer, NULL)) {
+			evtimer_del(conn->retry_timer);
+			aconn_connect(conn);
+		}
+		return;
+	}
+	url = conn->cfg.target(conn->cfg.target_arg, &why);
+	if (url != NULL && conn->url != NULL && same_node(url, conn->url))
+		return;
+	if (url == NULL)
+		reason = xstrdup(why);
+	else {
+		display = redis_url_display(url);
+		xasprintf(&reason, "the master moved to %s", display);
+		free(display);
+	}
+	aconn_drop(conn, reason);
+	free(reason);
+}
+
 void
 aconn_free(struct aconn *conn)
 {
@@ -657,6 +724,7 @@ aconn_free(struct aconn *conn)
 	free(conn->drop_reason);
 	free(conn->display);
 	free(conn->name);
+	redis_url_free(conn->url);
 	free(conn);
 }
 

@@ -10,7 +10,12 @@
  *
  * Where it connects is asked of a target function before every attempt,
  * so that the node behind a connection can change (a Sentinel failover, a
- * Cluster's slots moving); a static URL is the simplest target. Host
+ * Cluster's slots moving); a static URL is the simplest target. A target
+ * that can change also gets a stale function: the connection then checks
+ * at every connect that the node is a master (ROLE), and tells the target
+ * when it is not, when a command is answered READONLY, and when the node
+ * cannot be reached or is lost; aconn_retarget() says the target changed.
+ * Host
  * names are resolved with evdns only: without a resolver, only addresses
  * and unix sockets are connected, so the loop never blocks.
  *
@@ -51,9 +56,17 @@ struct aconn;
  */
 typedef const struct redis_url *aconn_target_fn(void *arg, const char **why);
 
+/*
+ * The node the target named is not (or no longer) the one to use: it is
+ * not a master (ROLE), it answered READONLY, or it could not be reached
+ * or was lost. why is borrowed. The target should find the node again.
+ */
+typedef void aconn_stale_fn(void *arg, const char *why);
+
 struct aconn_config {
 	aconn_target_fn *target;
-	void *target_arg;
+	aconn_stale_fn *stale; /* NULL for a static target */
+	void *target_arg; /* for both */
 	const char *password; /* borrowed; replaces the URL's */
 	uint64_t connect_timeout_ms;
 	uint64_t command_timeout_ms;
@@ -84,6 +97,13 @@ aconn_new(struct event_base *base, struct evdns_base *dns, const char *name,
 
 /* Start connecting; reconnects by itself from then on. */
 void aconn_start(struct aconn *);
+
+/*
+ * The target may name another node now: a connection waiting to retry
+ * tries at once, and one to (or on its way to) another node than the
+ * target names is dropped and reconnected.
+ */
+void aconn_retarget(struct aconn *);
 
 /*
  * Close the connection for good (pending commands are answered with NULL,

@@ -381,6 +381,7 @@ link_new(struct event_base *base, struct evdns_base *dns,
 
 	memset(&ac, 0, sizeof ac);
 	ac.target = cfg->target;
+	ac.stale = cfg->stale;
 	ac.target_arg = cfg->target_arg;
 	ac.password = cfg->password;
 	ac.connect_timeout_ms = cfg->connect_timeout_ms;
@@ -413,6 +414,15 @@ link_start(struct link *l)
 	evtimer_add(l->heartbeat_timer, &tv);
 	aconn_start(l->cmd);
 	aconn_start(l->sub);
+}
+
+void
+link_retarget(struct link *l)
+{
+	if (l->stopping)
+		return;
+	aconn_retarget(l->cmd);
+	aconn_retarget(l->sub);
 }
 
 static void

@@ -3,7 +3,8 @@
  * connection, kept alive and measured. The link
  *
  *  - connects both through aconn to the node its target function names
- *    (a static URL today; a Sentinel- or Cluster-driven resolver later),
+ *    (a static URL, or the master that Sentinel names: sentinel.h; a
+ *    Cluster's node of a slot would be another target),
  *  - subscribes, after every (re)connect, to the channels and patterns
  *    its users registered, and routes each message to the user's
  *    callback,
@@ -51,6 +52,7 @@ typedef void link_message_cb(
 struct link_config {
 	const char *name; /* for logs; borrowed */
 	aconn_target_fn *target; /* where to connect; see aconn.h */
+	aconn_stale_fn *stale; /* NULL for a static target; see aconn.h */
 	void *target_arg;
 	const char *password; /* borrowed; NULL: the URL's */
 	uint64_t connect_timeout_ms;
@@ -98,6 +100,13 @@ void link_psubscribe(
 
 /* Connect both connections; they reconnect by themselves from then on. */
 void link_start(struct link *);
+
+/*
+ * The target names another node now (a failover): both connections move
+ * to it (aconn_retarget()); the owner hears LINK_DOWN, LINK_UP and
+ * LINK_CATCH_UP as for any reconnect.
+ */
+void link_retarget(struct link *);
 
 /*
  * Stop: no more heartbeats or checks, the subscriber closed. The command
