@@ -59,10 +59,11 @@ struct conf_parse;
 /* Apply value, or return -1 with *why: the message after "KEY: ". */
 typedef int conf_set_fn(struct conf_parse *, const char *, char **);
 
-static conf_set_fn set_url, set_password_file, set_connect_timeout,
-    set_command_timeout, set_sweep_interval, set_sweep_batch, set_log_level,
-    set_log, set_keyspace_events, set_paths, set_listen, set_watch, set_sink,
-    set_stream_maxlen, set_trigger_horizon, set_delivery;
+static conf_set_fn set_url, set_password_file, set_sentinel_password_file,
+    set_connect_timeout, set_command_timeout, set_sweep_interval,
+    set_sweep_batch, set_log_level, set_log, set_keyspace_events, set_paths,
+    set_listen, set_watch, set_sink, set_stream_maxlen, set_trigger_horizon,
+    set_delivery;
 
 static const struct conf_key {
 	enum conf_section section;
@@ -71,6 +72,7 @@ static const struct conf_key {
 } conf_keys[] = {
 	{ SECTION_REDIS, "url", set_url },
 	{ SECTION_REDIS, "password-file", set_password_file },
+	{ SECTION_REDIS, "sentinel-password-file", set_sentinel_password_file },
 	{ SECTION_REDIS, "connect-timeout", set_connect_timeout },
 	{ SECTION_REDIS, "command-timeout", set_command_timeout },
 	{ SECTION_LAPSED, "sweep-interval", set_sweep_interval },
@@ -112,6 +114,7 @@ struct conf_parse {
 	enum conf_section section;
 	int redis_line; /* line of [redis], 0 until seen */
 	int lapsed_line; /* line of [lapsed], 0 until seen */
+	int sentinel_password_line; /* of sentinel-password-file, or 0 */
 	const struct conf_key *key; /* key of the line inih is handling */
 	const struct conf_key *setting; /* key whose value is being applied */
 	int key_line[CONF_NKEYS]; /* first line of each key in this section */
@@ -242,11 +245,14 @@ set_url(struct conf_parse *p, const char *value, char **why)
 	return (0);
 }
 
-/* The password is the first line of the file, without its "\n" or "\r\n". */
+/*
+ * The password in file value: its first line, without its "\n" or
+ * "\r\n". Returns 0 with a new string in *out (freed by the caller with
+ * clear_free_str()), or -1 with *why.
+ */
 static int
-set_password_file(struct conf_parse *p, const char *value, char **why)
+read_password_file(const char *value, char **out, char **why)
 {
-	struct conf *conf = p->conf;
 	char *data, *nl;
 	size_t len, n;
 	int error;
@@ -277,9 +283,34 @@ set_password_file(struct conf_parse *p, const char *value, char **why)
 		file_clear_free(data, len);
 		return (-1);
 	}
-	clear_free_str(conf->password);
-	conf->password = xmemdup(data, n);
+	*out = xmemdup(data, n);
 	file_clear_free(data, len);
+	return (0);
+}
+
+static int
+set_password_file(struct conf_parse *p, const char *value, char **why)
+{
+	char *password;
+
+	if (read_password_file(value, &password, why) != 0)
+		return (-1);
+	clear_free_str(p->conf->password);
+	p->conf->password = password;
+	return (0);
+}
+
+/* The sentinels' password; the url must be redis-sentinel:// (checked last). */
+static int
+set_sentinel_password_file(struct conf_parse *p, const char *value, char **why)
+{
+	char *password;
+
+	if (read_password_file(value, &password, why) != 0)
+		return (-1);
+	clear_free_str(p->conf->sentinel_password);
+	p->conf->sentinel_password = password;
+	p->sentinel_password_line = p->line;
 	return (0);
 }
 
@@ -1038,6 +1069,12 @@ conf_parse(const char *text, size_t len, const char *name,
 		    "%s: no [namespace NAME] section (lapsed needs at least "
 		    "one)",
 		    name);
+	else if (p.cause == NULL && p.sentinel_password_line != 0 &&
+	    !p.conf->redis->is_sentinel)
+		xasprintf(&p.cause,
+		    "%s:%d: sentinel-password-file: only for a "
+		    "redis-sentinel:// url",
+		    name, p.sentinel_password_line);
 	if (p.cause != NULL) {
 		conf_free(p.conf);
 		*cause = p.cause;
@@ -1093,6 +1130,7 @@ conf_free(struct conf *conf)
 	free(conf->url);
 	redis_url_free(conf->redis);
 	clear_free_str(conf->password);
+	clear_free_str(conf->sentinel_password);
 	free(conf->log);
 	free(conf);
 }

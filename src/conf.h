@@ -5,6 +5,7 @@
  *	[redis]
  *	url = redis://127.0.0.1:6379/0
  *	password-file = /etc/lapse/redis.pass
+ *	sentinel-password-file = /etc/lapse/sentinel.pass ; redis-sentinel://
  *	connect-timeout = 2s
  *	command-timeout = 5s
  *
@@ -116,6 +117,7 @@ struct conf {
 	char *url; /* the URL as it is safe to log (redis_url_display) */
 	struct redis_url *redis; /* default redis://127.0.0.1:6379/0 */
 	char *password; /* replaces the URL's when not NULL */
+	char *sentinel_password; /* the sentinels'; replaces the URL's */
 	uint64_t connect_timeout_ms; /* default 2s */
 	uint64_t command_timeout_ms; /* default 5s */
 	uint64_t sweep_interval_ms; /* default 1s, at least 10ms */

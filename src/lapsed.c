@@ -352,7 +352,8 @@ detach(struct lapsed *d)
  * resolved by libevent without blocking; without a resolver, hiredis would
  * call getaddrinfo() and stall the loop, so for a host name a resolver
  * that cannot be made is an error (exit 1). A unix socket or a literal
- * address needs none.
+ * address needs none; a redis-sentinel:// URL always gets one, since a
+ * sentinel may announce the master by name.
  */
 /* Whether an http namespace may have to look up a host name. */
 static int
@@ -390,7 +391,8 @@ loop_create(struct lapsed *d)
 		log_errorx("cannot create the event loop");
 		return (stop(d, 1));
 	}
-	if (redis_url_names_host(d->cfg->redis) || needs_dns(d->cfg)) {
+	if (redis_url_names_host(d->cfg->redis) || d->cfg->redis->is_sentinel ||
+	    needs_dns(d->cfg)) {
 		d->dns =
 		    evdns_base_new(d->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
 		if (d->dns == NULL) {

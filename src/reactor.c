@@ -23,6 +23,7 @@
 #include "names.h"
 #include "namespace.h"
 #include "reactor.h"
+#include "sentinel.h"
 #include "spawn.h"
 #include "xmalloc.h"
 
@@ -36,6 +37,8 @@ struct reactor {
 	struct event_base *base;
 	const struct conf *cfg;
 	struct link *link; /* the one node, today */
+	struct sentinel *sentinel; /* finds the node: redis-sentinel:// */
+	int link_started; /* link_start() was called */
 	char *link_name;
 	char *expired_channel;
 	struct namespace **ns;
@@ -54,6 +57,24 @@ struct reactor {
 	int was_connected; /* ever */
 	char status[256]; /* as last told */
 };
+
+/*
+ * The sentinels named the master: the first time, the link starts (it
+ * would have nowhere to go before); afterwards, it follows the master.
+ */
+static void
+master_changed_cb(void *arg)
+{
+	struct reactor *r = arg;
+
+	if (r->stopping)
+		return; /* link_stop() was called: started or not, it stays */
+	if (!r->link_started) {
+		r->link_started = 1;
+		link_start(r->link);
+	} else
+		link_retarget(r->link);
+}
 
 /* The static resolver: the configured URL. */
 static const struct redis_url *
@@ -168,6 +189,7 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 {
 	char listen[HOSTPORT_BUFSIZE];
 	struct hello_self self;
+	struct sentinel_config sc;
 	struct link_config lc;
 	struct reactor *r;
 	size_t i;
@@ -180,6 +202,18 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 	lc.name = r->link_name;
 	lc.target = static_target;
 	lc.target_arg = (void *)cfg;
+	if (cfg->redis->is_sentinel) {
+		memset(&sc, 0, sizeof sc);
+		sc.url = cfg->redis;
+		sc.password = cfg->sentinel_password;
+		sc.connect_timeout_ms = cfg->connect_timeout_ms;
+		sc.command_timeout_ms = cfg->command_timeout_ms;
+		r->sentinel =
+		    sentinel_new(base, dns, &sc, master_changed_cb, r);
+		lc.target = sentinel_target;
+		lc.stale = sentinel_stale;
+		lc.target_arg = r->sentinel;
+	}
 	lc.password = cfg->password;
 	lc.connect_timeout_ms = cfg->connect_timeout_ms;
 	lc.command_timeout_ms = cfg->command_timeout_ms;
@@ -233,7 +267,12 @@ reactor_start(struct reactor *r)
 {
 	struct timeval tv;
 
-	link_start(r->link);
+	if (r->sentinel != NULL)
+		sentinel_start(r->sentinel); /* the link starts once it knows */
+	else {
+		r->link_started = 1;
+		link_start(r->link);
+	}
 	hello_start(r->hello);
 	if (r->state_cb == NULL)
 		return;
@@ -322,6 +361,7 @@ reactor_free(struct reactor *r)
 		return;
 	r->stopping = 1;
 	link_free(r->link); /* answers what is in flight with NULL */
+	sentinel_free(r->sentinel);
 	hello_free(r->hello);
 	for (i = 0; i < r->nns && r->ns[i] != NULL; i++)
 		namespace_free(r->ns[i]);

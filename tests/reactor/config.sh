@@ -182,6 +182,12 @@ password-missing|:2: password-file: $T_DIR/none.pass: No such file or directory|
 password-dir|:2: password-file: $T_DIR/pass.d: Is a directory|[redis]\npassword-file = $T_DIR/pass.d\n[namespace t]
 password-empty|:2: password-file: $T_DIR/empty.pass: no password on its first line|[redis]\npassword-file = $T_DIR/empty.pass\n[namespace t]
 password-relative|:2: password-file: etc/redis.pass: not an absolute path|[redis]\npassword-file = etc/redis.pass\n[namespace t]
+sentinel-no-master|:2: url: bad Redis URL "redis-sentinel://***@127.0.0.1:26379/0": missing the master's name after '#', as in redis-sentinel://host:26379#mymaster|[redis]\nurl = redis-sentinel://$PW@127.0.0.1:26379/0\n[namespace t]
+sentinel-ipv6|:2: url: bad Redis URL "redis-sentinel://***@127.0.0.1,::1#m": an IPv6 address must be in brackets, as in redis://[::1]:6379|[redis]\nurl = redis-sentinel://$PW@127.0.0.1,::1#m\n[namespace t]
+sentinel-empty-host|:2: url: bad Redis URL "redis-sentinel://a:1,,b:2#m": missing host|[redis]\nurl = redis-sentinel://a:1,,b:2#m\n[namespace t]
+sentinel-master-space|:2: url: bad Redis URL "redis-sentinel://a#my master": the master name contains a space|[redis]\nurl = redis-sentinel://a#my master\n[namespace t]
+sentinel-password-missing|:3: sentinel-password-file: $T_DIR/none.pass: No such file or directory|[redis]\nurl = redis-sentinel://a#m\nsentinel-password-file = $T_DIR/none.pass\n[namespace t]
+sentinel-password-plain-url|:2: sentinel-password-file: only for a redis-sentinel:// url|[redis]\nsentinel-password-file = $T_DIR/bad.secret\nurl = redis://127.0.0.1\n[namespace t]
 EOF
 
 # A password file lapsed may not read. Permissions do not stop root, so
@@ -303,7 +309,8 @@ t_is "the sample's commented listen line is valid once uncommented" \
     "$RC|$(grep -c '^listen = 127.0.0.1:9465$' "$T_DIR/sample-listen.conf")|$ERR" \
     "0|1|"
 missing=
-for key in url password-file connect-timeout command-timeout \
+for key in url password-file sentinel-password-file connect-timeout \
+    command-timeout \
     sweep-interval sweep-batch log-level log keyspace-events listen watch sink \
     stream-maxlen url allow-url signing-secret-file header-file command \
     timeout lease concurrency retry max-attempts dead-maxlen ca-file \

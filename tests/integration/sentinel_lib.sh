@@ -1,0 +1,139 @@
+# Shared by the Sentinel tests, after lib.sh: data nodes and sentinels on
+# 127.0.0.1 TCP ports picked free (a sentinel announces a master by IP
+# and port, so unix sockets will not do), each tracked for the cleanup.
+#
+# sentinel_setup starts a primary, a replica and three sentinels that
+# monitor the primary as "mymaster" (down-after-milliseconds 1000), and
+# sets P_PORT, R_PORT, S_PORTS and SENTINEL_URL.
+
+T_PORTS=
+
+# free_port: a port on 127.0.0.1 that nothing listens on now and that
+# this test has not handed out yet.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		case " $T_PORTS " in
+		*" $p "*) continue ;;
+		esac
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			T_PORTS="$T_PORTS $p"
+			echo "$p"
+			return
+		fi
+	done
+}
+
+# ncli PORT ARGS...: redis-cli on 127.0.0.1:PORT, raw output.
+ncli() {
+	local port=$1
+	shift
+	"$REDIS_CLI" -p "$port" "$@"
+}
+
+# node_start NAME PORT [ARGS...]: a redis-server on 127.0.0.1:PORT,
+# its pid in $T_DIR/NAME.pid; bails out unless it answers within 10 s.
+node_start() {
+	local name=$1 port=$2
+	shift 2
+	mkdir -p "$T_DIR/$name"
+	"$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --dir "$T_DIR/$name" \
+	    --save '' --appendonly no --enable-debug-command local \
+	    --logfile "$T_DIR/$name.log" "$@" &
+	echo $! >"$T_DIR/$name.pid"
+	t_track $!
+	if ! wait_until 10 "$name to answer" \
+	    "[ \"\$(ncli $port PING)\" = PONG ]"; then
+		echo "Bail out! $name did not start"
+		sed 's/^/# /' "$T_DIR/$name.log"
+		exit 1
+	fi
+}
+
+# sentinel_start NAME PORT MASTER_PORT: a sentinel on PORT monitoring
+# 127.0.0.1:MASTER_PORT as mymaster, quorum 2.
+sentinel_start() {
+	local name=$1 port=$2 mport=$3
+	mkdir -p "$T_DIR/$name"
+	cat >"$T_DIR/$name.conf" <<EOC
+port $port
+bind 127.0.0.1
+dir $T_DIR/$name
+logfile $T_DIR/$name.log
+sentinel monitor mymaster 127.0.0.1 $mport 2
+sentinel down-after-milliseconds mymaster 1000
+sentinel failover-timeout mymaster 10000
+sentinel parallel-syncs mymaster 1
+EOC
+	"$REDIS_SERVER" "$T_DIR/$name.conf" --sentinel &
+	echo $! >"$T_DIR/$name.pid"
+	t_track $!
+	if ! wait_until 10 "$name to answer" \
+	    "[ \"\$(ncli $port PING)\" = PONG ]"; then
+		echo "Bail out! $name did not start"
+		sed 's/^/# /' "$T_DIR/$name.log"
+		exit 1
+	fi
+}
+
+# node_kill NAME: SIGKILL the server NAME.
+node_kill() {
+	local pid
+	pid=$(cat "$T_DIR/$1.pid")
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	t_untrack "$pid"
+}
+
+# master_port SENTINEL_PORT: the master's port as that sentinel names it.
+master_port() {
+	ncli "$1" SENTINEL get-master-addr-by-name mymaster | sed -n 2p
+}
+
+# sentinels_agree PORT: every sentinel names 127.0.0.1:PORT, sees the
+# two others and (with a second argument) that many replicas.
+sentinels_agree() {
+	local s
+	for s in $S_PORTS; do
+		[ "$(master_port "$s")" = "$1" ] || return 1
+		[ "$(ncli "$s" SENTINEL sentinels mymaster | grep -c '^name$')" \
+		    -ge 2 ] || return 1
+		if [ -n "${2:-}" ]; then
+			[ "$(ncli "$s" SENTINEL replicas mymaster |
+			    grep -c '^name$')" -ge "$2" ] || return 1
+		fi
+	done
+}
+
+# repl_offset PORT: the node's master_repl_offset (a replica's is what it
+# has processed of its master's stream).
+repl_offset() {
+	ncli "$1" INFO replication | tr -d '\r' |
+	    awk -F: '$1 == "master_repl_offset" { print $2 }'
+}
+
+# sentinel_setup: primary "p", replica "r", sentinels s1..s3, all
+# agreeing; sets P_PORT, R_PORT, S_PORTS and SENTINEL_URL.
+sentinel_setup() {
+	local i port hosts=
+	P_PORT=$(free_port)
+	R_PORT=$(free_port)
+	node_start p "$P_PORT"
+	node_start r "$R_PORT" --replicaof 127.0.0.1 "$P_PORT"
+	wait_until 20 "the replica to sync" \
+	    "ncli $R_PORT INFO replication | grep -q '^master_link_status:up'"
+	S_PORTS=
+	for i in 1 2 3; do
+		port=$(free_port)
+		sentinel_start "s$i" "$port" "$P_PORT"
+		S_PORTS="$S_PORTS${S_PORTS:+ }$port"
+		hosts="$hosts${hosts:+,}127.0.0.1:$port"
+	done
+	SENTINEL_URL="redis-sentinel://$hosts/0#mymaster"
+	if ! wait_until 30 "the sentinels to agree" "sentinels_agree $P_PORT 1"
+	then
+		echo "Bail out! the sentinels do not agree"
+		exit 1
+	fi
+}

@@ -1,0 +1,102 @@
+#!/bin/bash
+# Redis Sentinel: a primary, a replica and three sentinels; two reactors
+# and lapse find the master through redis-sentinel://. Events scheduled
+# in a burst (some through lapse, most through a pipe) and replicated are
+# firing when the primary is SIGKILLed; the sentinels promote the
+# replica, the reactors follow by themselves, and every event fires
+# exactly once on the new primary; events scheduled through the same URL
+# after the failover fire too.
+. "$TESTS_LIB"
+. "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
+t_start 180
+sentinel_setup
+t_ok "a primary, a replica and three sentinels that agree"
+
+# The fixtures of lib.sh read the current primary.
+CUR_PORT=$P_PORT
+rcli() {
+	ncli "$CUR_PORT" "$@"
+}
+REDIS_URL=$SENTINEL_URL
+start_reactors 2
+t_ok "two reactors listen, on the master the sentinels named"
+t_match "the reactor found the master through the sentinels" \
+    "$(cat "$T_DIR/r1.log")" \
+    "sentinel: the master \"mymaster\" is at redis://127\.0\.0\.1:$P_PORT/0"
+
+# 200 events through lapse and 3,000 through a pipe, due over 6 s.
+first=$(($(redis_time_ms) + 1500))
+bad=0
+for i in $(seq 0 199); do
+	"$LAPSE" -r "$SENTINEL_URL" schedule t "c$i" \
+	    --at "@$((first + i * 30))" --payload "c$i" >/dev/null || bad=$((bad + 1))
+done
+t_is "200 events scheduled through lapse -r redis-sentinel://" "$bad" 0
+schedule_bulk t 3000 "$first" 6000
+t_ok "3,000 more through a pipe on the primary"
+target=$(repl_offset "$P_PORT")
+wait_until 10 "the replica to have them all" \
+    "[ \"\$(repl_offset $R_PORT)\" -ge $target ]"
+t_is "the replica has every event (replication offset)" \
+    "$(ncli "$R_PORT" ZCARD 'lapse:{t}:due')" 3200
+
+wait_until 20 "a tenth of them to fire" '[ "$(fired_count t)" -ge 320 ]'
+before=$(fired_count t)
+node_kill p
+t_ok "the primary SIGKILLed with $before of 3,200 fired"
+echo "# killed at $(date +%s.%N)"
+
+CUR_PORT=$R_PORT
+wait_until 30 "the sentinels to promote the replica" \
+    "[ \"\$(master_port ${S_PORTS%% *})\" = $R_PORT ]"
+t_is "the sentinels promoted the replica" \
+    "$(ncli "$R_PORT" ROLE | head -1)" master
+wait_until 60 "every event to fire" '[ "$(fired_count t)" -ge 3200 ]'
+wait_until 10 "nothing pending" '[ "$(rcli ZCARD "lapse:{t}:due")" = 0 ]'
+echo "# drained at $(date +%s.%N)"
+for r in r1 r2; do
+	t_match "$r followed the failover by itself" \
+	    "$(cat "$T_DIR/$r.log")" \
+	    "sentinel: the master \"mymaster\" moved to redis://127\.0\.0\.1:$R_PORT/0"
+	t_match "$r reconnected to the new master" \
+	    "$(cat "$T_DIR/$r.log")" \
+	    "connected to redis://127\.0\.0\.1:$R_PORT/0"
+done
+
+# Every id once, none early, none unknown, on the new primary.
+result=$(fired_entries t | awk '
+	{ seen[$1]++; if ($3 < $2) early++ }
+	END {
+		for (i = 0; i < 200; i++) n["c" i] = 1
+		for (i = 0; i < 3000; i++) n["e" i] = 1
+		for (k in n) {
+			if (!(k in seen)) lost++
+			else if (seen[k] > 1) dup += seen[k] - 1
+		}
+		for (k in seen) if (!(k in n)) unknown++
+		printf "lost %d duplicated %d early %d unknown %d\n",
+		    lost, dup, early, unknown
+	}')
+t_is "each of 3,200 replicated events fired exactly once on the new primary" \
+    "$result" "lost 0 duplicated 0 early 0 unknown 0"
+
+# After the failover, through the same URL.
+now=$(redis_time_ms)
+bad=0
+for i in $(seq 0 19); do
+	"$LAPSE" -r "$SENTINEL_URL" schedule t "after$i" \
+	    --at "@$((now + 300 + i * 10))" >/dev/null || bad=$((bad + 1))
+done
+t_is "lapse schedules through the same URL after the failover" "$bad" 0
+wait_until 15 "them to fire" \
+    '[ "$(fired_entries t | grep -c "^after")" -ge 20 ]'
+t_is "the 20 events scheduled after the failover fire once each" \
+    "$(fired_entries t | awk '$1 ~ /^after/ { print $1 }' | sort -u | wc -l) $(fired_entries t | grep -c '^after')" \
+    "20 20"
+"$LAPSE" -r "$SENTINEL_URL" get t after0 >/dev/null 2>&1
+t_is "lapse get reaches the new primary: after0 fired, no longer pending" \
+    "$?" 1
+
+stop_reactors 2
+t_is "both reactors stop cleanly" "$STOPPED" "0 0"
+t_done

@@ -1,0 +1,96 @@
+#!/bin/bash
+# Redis Sentinel, the edges: a sentinel down at start (the next one is
+# asked, by lapsed and by lapse); a master name no sentinel knows (lapse
+# exits 3 with the sentinels' answer, lapsed says so, keeps retrying and
+# connects nowhere); a master that becomes a replica behind lapsed's back
+# (the sentinels re-pointed without a +switch-master): the READONLY reply
+# makes lapsed ask the sentinels again and follow the new master.
+. "$TESTS_LIB"
+. "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
+t_start 150
+sentinel_setup
+t_ok "a primary, a replica and three sentinels that agree"
+CUR_PORT=$P_PORT
+rcli() {
+	ncli "$CUR_PORT" "$@"
+}
+
+# --- a sentinel down at start ----------------------------------------------
+
+dead=$(free_port)
+URL_DEAD="redis-sentinel://127.0.0.1:$dead,${SENTINEL_URL#redis-sentinel://}"
+out=$("$LAPSE" -r "$URL_DEAD" schedule t first --in 1h 2>&1)
+t_is "lapse asks the next sentinel when the first is down" "$?" 0
+t_is "and the event is on the primary" \
+    "$(ncli "$P_PORT" ZSCORE 'lapse:{t}:due' first)" \
+    "$("$LAPSE" -r "$SENTINEL_URL" get t first | jq -r .due)"
+REDIS_URL=$URL_DEAD
+start_reactors 1
+t_ok "lapsed listens with the first sentinel down"
+t_match "it tried the dead sentinel first" "$(cat "$T_DIR/r1.log")" \
+    "redis sentinel: redis://127\.0\.0\.1:$dead/0: .*refused"
+t_match "and found the master through another" "$(cat "$T_DIR/r1.log")" \
+    "the master \"mymaster\" is at redis://127\.0\.0\.1:$P_PORT/0"
+
+# --- a master no sentinel knows --------------------------------------------
+
+NOSUCH="${SENTINEL_URL%#*}#nosuch"
+err=$("$LAPSE" -r "$NOSUCH" get t first 2>&1 >/dev/null)
+rc=$?
+t_is "lapse with an unknown master name exits 3" "$rc" 3
+t_is "and says which master no sentinel knows" "$err" \
+    "lapse: cannot find the master \"nosuch\" through $NOSUCH: the sentinel knows no master named \"nosuch\""
+lapsed_conf bad "[namespace t]"
+sed -i "s|^url = .*|url = $NOSUCH|" "$T_DIR/bad.conf"
+lapsed_start bad
+bad_pid=$LAPSED_PID
+wait_until 10 "lapsed to say it" \
+    "grep -q 'knows no master named \"nosuch\"' '$T_DIR/bad.log'"
+t_match "lapsed says no sentinel knows the master" \
+    "$(cat "$T_DIR/bad.log")" \
+    "warn: redis sentinel: redis://127\.0\.0\.1:[0-9]+/0: the sentinel knows no master named \"nosuch\"; retrying"
+sleep 2
+if kill -0 "$bad_pid" 2>/dev/null; then
+	t_ok "it keeps retrying instead of exiting"
+else
+	t_fail "it keeps retrying instead of exiting"
+fi
+asked=$(grep -c "knows no master" "$T_DIR/bad.log")
+t_is "it never connected to a data node" \
+    "$(grep -c 'redis command: connected' "$T_DIR/bad.log")" 0
+echo "# $asked refusals logged at warn in 2 s (later ones at debug)"
+stop_pid "$bad_pid" 200
+t_is "it stops cleanly while still looking for the master" "$?" 0
+
+# --- READONLY: the master demoted without a +switch-master -----------------
+
+# The sentinels forget mymaster and monitor the replica under the same
+# name (no +switch-master is published); then the roles swap.
+for s in $S_PORTS; do
+	ncli "$s" SENTINEL REMOVE mymaster >/dev/null
+	ncli "$s" SENTINEL MONITOR mymaster 127.0.0.1 "$R_PORT" 2 >/dev/null
+	ncli "$s" SENTINEL SET mymaster down-after-milliseconds 1000 >/dev/null
+done
+ncli "$R_PORT" REPLICAOF NO ONE >/dev/null
+ncli "$P_PORT" REPLICAOF 127.0.0.1 "$R_PORT" >/dev/null
+CUR_PORT=$R_PORT
+t_match "the old primary now refuses writes" \
+    "$(ncli "$P_PORT" SET k v)" "^READONLY"
+wait_until 20 "lapsed to follow" \
+    "grep -q 'moved to redis://127.0.0.1:$R_PORT/0' '$T_DIR/r1.log'"
+t_match "lapsed got READONLY and asked the sentinels again" \
+    "$(cat "$T_DIR/r1.log")" "answered READONLY"
+t_match "and followed the master to the old replica" \
+    "$(cat "$T_DIR/r1.log")" \
+    "the master \"mymaster\" moved to redis://127\.0\.0\.1:$R_PORT/0"
+t_is "no +switch-master was heard" \
+    "$(grep -c 'switch-master' "$T_DIR/r1.log")" 0
+now=$(redis_time_ms)
+"$LAPSE" -r "$SENTINEL_URL" schedule t after --at "@$((now + 300))" \
+    >/dev/null
+wait_until 10 "the event to fire" '[ "$(fired_entries t | grep -c "^after ")" = 1 ]'
+t_is "an event scheduled on the new master fires once" \
+    "$(fired_entries t | grep -c '^after ')" 1
+stop_reactors 1
+t_is "the reactor stops cleanly" "$STOPPED" 0
+t_done
