@@ -4,7 +4,9 @@
 #
 # sentinel_setup starts a primary, a replica and three sentinels that
 # monitor the primary as "mymaster" (down-after-milliseconds 1000), and
-# sets P_PORT, R_PORT, S_PORTS and SENTINEL_URL.
+# sets P_PORT, R_PORT, S_PORTS and SENTINEL_URL. With DATA_PW set, the
+# data nodes require that password; with SENTINEL_PW, the sentinels
+# require theirs.
 
 T_PORTS=
 
@@ -25,11 +27,19 @@ free_port() {
 	done
 }
 
-# ncli PORT ARGS...: redis-cli on 127.0.0.1:PORT, raw output.
+# ncli PORT ARGS...: redis-cli on 127.0.0.1:PORT, raw output, with the
+# password of a sentinel (a port in S_PORTS) or of a data node.
 ncli() {
-	local port=$1
+	local port=$1 pw=${DATA_PW:-}
 	shift
-	"$REDIS_CLI" -p "$port" "$@"
+	case " ${S_PORTS:-} " in
+	*" $port "*) pw=${SENTINEL_PW:-} ;;
+	esac
+	if [ -n "$pw" ]; then
+		REDISCLI_AUTH=$pw "$REDIS_CLI" -p "$port" "$@"
+	else
+		"$REDIS_CLI" -p "$port" "$@"
+	fi
 }
 
 # node_start NAME PORT [ARGS...]: a redis-server on 127.0.0.1:PORT,
@@ -38,9 +48,12 @@ node_start() {
 	local name=$1 port=$2
 	shift 2
 	mkdir -p "$T_DIR/$name"
+	local auth=()
+	[ -n "${DATA_PW:-}" ] &&
+	    auth=(--requirepass "$DATA_PW" --masterauth "$DATA_PW")
 	"$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --dir "$T_DIR/$name" \
 	    --save '' --appendonly no --enable-debug-command local \
-	    --logfile "$T_DIR/$name.log" "$@" &
+	    --logfile "$T_DIR/$name.log" "${auth[@]}" "$@" &
 	echo $! >"$T_DIR/$name.pid"
 	t_track $!
 	if ! wait_until 10 "$name to answer" \
@@ -66,6 +79,13 @@ sentinel down-after-milliseconds mymaster 1000
 sentinel failover-timeout mymaster 10000
 sentinel parallel-syncs mymaster 1
 EOC
+	if [ -n "${DATA_PW:-}" ]; then
+		echo "sentinel auth-pass mymaster $DATA_PW" >>"$T_DIR/$name.conf"
+	fi
+	if [ -n "${SENTINEL_PW:-}" ]; then
+		printf '%s\n' "requirepass $SENTINEL_PW" \
+		    "sentinel sentinel-pass $SENTINEL_PW" >>"$T_DIR/$name.conf"
+	fi
 	"$REDIS_SERVER" "$T_DIR/$name.conf" --sentinel &
 	echo $! >"$T_DIR/$name.pid"
 	t_track $!
@@ -126,8 +146,8 @@ sentinel_setup() {
 	S_PORTS=
 	for i in 1 2 3; do
 		port=$(free_port)
-		sentinel_start "s$i" "$port" "$P_PORT"
 		S_PORTS="$S_PORTS${S_PORTS:+ }$port"
+		sentinel_start "s$i" "$port" "$P_PORT"
 		hosts="$hosts${hosts:+,}127.0.0.1:$port"
 	done
 	SENTINEL_URL="redis-sentinel://$hosts/0#mymaster"
