@@ -4,7 +4,8 @@
 # sentinel-password-file (or the URL) and the data nodes' from
 # password-file; lapse from LAPSE_SENTINEL_PASSWORD (or the URL) and
 # LAPSE_REDIS_PASSWORD. A missing or wrong sentinel password is said
-# plainly (lapse exits 3), and no log or message holds a password.
+# plainly (lapse exits 3), and no log or message holds a password. All of
+# it on database 2 of the data nodes, from the URL's path.
 . "$TESTS_LIB"
 . "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
 t_start 120
@@ -14,8 +15,9 @@ sentinel_setup
 t_ok "data nodes and sentinels that require two different passwords"
 CUR_PORT=$P_PORT
 rcli() {
-	ncli "$CUR_PORT" "$@"
+	ncli "$CUR_PORT" -n 2 "$@"
 }
+SENTINEL_URL=${SENTINEL_URL%/0#mymaster}/2#mymaster
 hosts=${SENTINEL_URL#redis-sentinel://}
 printf '%s\n' "$DATA_PW" >"$T_DIR/data.pass"
 printf '%s\n' "$SENTINEL_PW" >"$T_DIR/sentinel.pass"
@@ -24,6 +26,9 @@ printf '%s\n' "$SENTINEL_PW" >"$T_DIR/sentinel.pass"
 out=$(LAPSE_REDIS_PASSWORD=$DATA_PW LAPSE_SENTINEL_PASSWORD=$SENTINEL_PW \
     "$LAPSE" -r "$SENTINEL_URL" schedule t a --in 1h 2>&1)
 t_is "lapse with both passwords from the environment" "$?" 0
+t_is "the event is in database 2" \
+    "$(rcli ZCARD 'lapse:{t}:due')|$(ncli "$P_PORT" ZCARD 'lapse:{t}:due')" \
+    "1|0"
 out=$(LAPSE_REDIS_PASSWORD=$DATA_PW \
     "$LAPSE" -r "redis-sentinel://$SENTINEL_PW@$hosts" get t a 2>&1)
 t_is "lapse with the sentinels' password in the URL" "$?" 0
