@@ -13,6 +13,8 @@
  */
 #include "config.h"
 
+#include <sys/time.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,14 @@
 
 #define SWITCH_CHANNEL "+switch-master"
 
+/*
+ * While the master is known, ask again this often: the subscriber's
+ * liveness cannot be proven (PING is broken while subscribed in hiredis
+ * 0.14, and sentinels take no PUBLISH), and a switch missed while the
+ * old master stays a writable master would go unnoticed otherwise.
+ */
+#define SENTINEL_POLL_MS 5000
+
 struct sentinel {
 	struct event_base *base;
 	struct sentinel_config cfg;
@@ -47,6 +57,7 @@ struct sentinel {
 	int asking; /* a query is in flight */
 	int wanted; /* ask (again) as soon as possible */
 
+	struct event *poll_timer;
 	struct redis_url *master; /* NULL until found */
 	char *master_display;
 	unsigned long switches;
@@ -188,6 +199,15 @@ switch_cb(redisAsyncContext *ac, void *reply, void *privdata)
 }
 
 static void
+poll_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct sentinel *s = arg;
+
+	if (s->master != NULL)
+		sentinel_ask(s);
+}
+
+static void
 sub_state_cb(struct aconn *conn, int up, void *arg)
 {
 	struct sentinel *s = arg;
@@ -235,12 +255,20 @@ sentinel_new(struct event_base *base, struct evdns_base *dns,
 	ac.target = sub_target;
 	s->sub =
 	    aconn_new(base, dns, "sentinel subscriber", &ac, sub_state_cb, s);
+	s->poll_timer = event_new(base, -1, EV_PERSIST, poll_cb, s);
+	if (s->poll_timer == NULL)
+		fatalx("sentinel_new: cannot create a timer");
 	return (s);
 }
 
 void
 sentinel_start(struct sentinel *s)
 {
+	struct timeval tv;
+
+	tv.tv_sec = SENTINEL_POLL_MS / 1000;
+	tv.tv_usec = (SENTINEL_POLL_MS % 1000) * 1000;
+	evtimer_add(s->poll_timer, &tv);
 	s->wanted = 1;
 	aconn_start(s->query);
 	aconn_start(s->sub);
@@ -255,6 +283,8 @@ sentinel_free(struct sentinel *s)
 		return;
 	aconn_free(s->query);
 	aconn_free(s->sub);
+	if (s->poll_timer != NULL)
+		event_free(s->poll_timer);
 	for (i = 0; i < s->cfg.url->nsentinels; i++)
 		redis_url_free(s->nodes[i]);
 	free(s->nodes);

@@ -10,7 +10,8 @@
  *    answers anything but a valid address, is left for the next one;
  *  - a subscriber on +switch-master: a message for our master, and every
  *    (re)subscription (a switch may have been missed meanwhile), make it
- *    ask again.
+ *    ask again; so does a timer, every 5 s while the master is known
+ *    (the subscriber's liveness cannot be proven).
  *
  * Its target function (aconn_target_fn) names the master last found, and
  * its stale function (aconn_stale_fn) makes it ask again; the connections

@@ -10,8 +10,10 @@
 
 T_PORTS=
 
-# free_port: a port on 127.0.0.1 that nothing listens on now and that
-# this test has not handed out yet.
+# free_port: set FREE_PORT to a port on 127.0.0.1 that nothing listens
+# on now and that this test has not handed out yet (not in a subshell:
+# the ports handed out are remembered here). Another program may still
+# take it first: starting a server on it is retried (start_free).
 free_port() {
 	local p
 	while :; do
@@ -21,10 +23,45 @@ free_port() {
 		esac
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			T_PORTS="$T_PORTS $p"
-			echo "$p"
+			FREE_PORT=$p
 			return
 		fi
 	done
+}
+
+# server_up NAME PORT PID: wait (10 s) until the server answers PING;
+# 0 when it does, 2 when it could not listen (the port was taken since),
+# else bail out.
+server_up() {
+	local name=$1 port=$2 pid=$3
+	wait_until 10 "$name to answer" \
+	    "[ \"\$(ncli $port PING)\" = PONG ] || ! kill -0 $pid"
+	[ "$(ncli "$port" PING 2>/dev/null)" = PONG ] && return 0
+	if grep -q 'Address already in use' "$T_DIR/$name.log"; then
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		t_untrack "$pid"
+		return 2
+	fi
+	echo "Bail out! $name did not start"
+	sed 's/^/# /' "$T_DIR/$name.log"
+	exit 1
+}
+
+# start_free FN NAME [ARGS...]: FN NAME PORT ARGS... on a free port,
+# another one while the port turns out to be taken (5 tries); sets PORT.
+start_free() {
+	local fn=$1 name=$2 try rc
+	shift 2
+	for try in 1 2 3 4 5; do
+		free_port
+		PORT=$FREE_PORT
+		"$fn" "$name" "$PORT" "$@"
+		rc=$?
+		[ $rc -eq 2 ] || return $rc
+	done
+	echo "Bail out! $name: every port tried was taken"
+	exit 1
 }
 
 # ncli PORT ARGS...: redis-cli on 127.0.0.1:PORT, raw output, with the
@@ -32,7 +69,7 @@ free_port() {
 ncli() {
 	local port=$1 pw=${DATA_PW:-}
 	shift
-	case " ${S_PORTS:-} " in
+	case " ${S_PORTS:-} ${S_STARTING:-} " in
 	*" $port "*) pw=${SENTINEL_PW:-} ;;
 	esac
 	if [ -n "$pw" ]; then
@@ -43,7 +80,7 @@ ncli() {
 }
 
 # node_start NAME PORT [ARGS...]: a redis-server on 127.0.0.1:PORT,
-# its pid in $T_DIR/NAME.pid; bails out unless it answers within 10 s.
+# its pid in $T_DIR/NAME.pid; see server_up.
 node_start() {
 	local name=$1 port=$2
 	shift 2
@@ -51,17 +88,13 @@ node_start() {
 	local auth=()
 	[ -n "${DATA_PW:-}" ] &&
 	    auth=(--requirepass "$DATA_PW" --masterauth "$DATA_PW")
+	: >"$T_DIR/$name.log"
 	"$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --dir "$T_DIR/$name" \
 	    --save '' --appendonly no --enable-debug-command local \
 	    --logfile "$T_DIR/$name.log" "${auth[@]}" "$@" &
 	echo $! >"$T_DIR/$name.pid"
 	t_track $!
-	if ! wait_until 10 "$name to answer" \
-	    "[ \"\$(ncli $port PING)\" = PONG ]"; then
-		echo "Bail out! $name did not start"
-		sed 's/^/# /' "$T_DIR/$name.log"
-		exit 1
-	fi
+	server_up "$name" "$port" $!
 }
 
 # sentinel_start NAME PORT MASTER_PORT: a sentinel on PORT monitoring
@@ -86,15 +119,12 @@ EOC
 		printf '%s\n' "requirepass $SENTINEL_PW" \
 		    "sentinel sentinel-pass $SENTINEL_PW" >>"$T_DIR/$name.conf"
 	fi
+	: >"$T_DIR/$name.log"
 	"$REDIS_SERVER" "$T_DIR/$name.conf" --sentinel &
 	echo $! >"$T_DIR/$name.pid"
 	t_track $!
-	if ! wait_until 10 "$name to answer" \
-	    "[ \"\$(ncli $port PING)\" = PONG ]"; then
-		echo "Bail out! $name did not start"
-		sed 's/^/# /' "$T_DIR/$name.log"
-		exit 1
-	fi
+	S_STARTING=$port # ncli uses the sentinels' password
+	server_up "$name" "$port" $!
 }
 
 # node_kill NAME: SIGKILL the server NAME.
@@ -136,19 +166,18 @@ repl_offset() {
 # sentinel_setup: primary "p", replica "r", sentinels s1..s3, all
 # agreeing; sets P_PORT, R_PORT, S_PORTS and SENTINEL_URL.
 sentinel_setup() {
-	local i port hosts=
-	P_PORT=$(free_port)
-	R_PORT=$(free_port)
-	node_start p "$P_PORT"
-	node_start r "$R_PORT" --replicaof 127.0.0.1 "$P_PORT"
+	local i hosts=
+	start_free node_start p
+	P_PORT=$PORT
+	start_free node_start r --replicaof 127.0.0.1 "$P_PORT"
+	R_PORT=$PORT
 	wait_until 20 "the replica to sync" \
 	    "ncli $R_PORT INFO replication | grep -q '^master_link_status:up'"
 	S_PORTS=
 	for i in 1 2 3; do
-		port=$(free_port)
-		S_PORTS="$S_PORTS${S_PORTS:+ }$port"
-		sentinel_start "s$i" "$port" "$P_PORT"
-		hosts="$hosts${hosts:+,}127.0.0.1:$port"
+		start_free sentinel_start "s$i" "$P_PORT"
+		S_PORTS="$S_PORTS${S_PORTS:+ }$PORT"
+		hosts="$hosts${hosts:+,}127.0.0.1:$PORT"
 	done
 	SENTINEL_URL="redis-sentinel://$hosts/0#mymaster"
 	if ! wait_until 30 "the sentinels to agree" "sentinels_agree $P_PORT 1"

@@ -2,9 +2,11 @@
 # Redis Sentinel, the edges: a sentinel down at start (the next one is
 # asked, by lapsed and by lapse); a master name no sentinel knows (lapse
 # exits 3 with the sentinels' answer, lapsed says so, keeps retrying and
-# connects nowhere); a master that becomes a replica behind lapsed's back
-# (the sentinels re-pointed without a +switch-master): the READONLY reply
-# makes lapsed ask the sentinels again and follow the new master. Both
+# connects nowhere); the sentinels re-pointed without a +switch-master
+# while the old master stays writable (lapsed asks again every 5 s and
+# follows); the master lapsed uses made a replica (the READONLY reply and
+# then the ROLE check make it ask again until the sentinels name the
+# other node, and it follows). Both
 # lapsed run under valgrind where it is installed (not in the ASan build,
 # where LeakSanitizer checks their exit): no leak, no error.
 . "$TESTS_LIB"
@@ -28,7 +30,8 @@ rcli() {
 
 # --- a sentinel down at start ----------------------------------------------
 
-dead=$(free_port)
+free_port
+dead=$FREE_PORT
 URL_DEAD="redis-sentinel://127.0.0.1:$dead,${SENTINEL_URL#redis-sentinel://}"
 out=$("$LAPSE" -r "$URL_DEAD" schedule t first --in 1h 2>&1)
 t_is "lapse asks the next sentinel when the first is down" "$?" 0
@@ -36,7 +39,7 @@ t_is "and the event is on the primary" \
     "$(ncli "$P_PORT" ZSCORE 'lapse:{t}:due' first)" \
     "$("$LAPSE" -r "$SENTINEL_URL" get t first | jq -r .due)"
 REDIS_URL=$URL_DEAD
-lapsed_conf r1 "[namespace t]"
+LOG_LEVEL=debug lapsed_conf r1 "[namespace t]"
 LAPSED_WRAPPER=$(valgrind_wrapper r1) lapsed_start r1
 wait_for 60 "r1 to listen" lapsed_ready r1
 t_ok "lapsed listens with the first sentinel down"
@@ -75,35 +78,73 @@ echo "# $asked refusals logged at warn in 2 s (later ones at debug)"
 stop_pid "$bad_pid" 200
 t_is "it stops cleanly while still looking for the master" "$?" 0
 
-# --- READONLY: the master demoted without a +switch-master -----------------
+# repoint PORT: every sentinel forgets mymaster and monitors 127.0.0.1:PORT
+# under the same name; no +switch-master is published.
+repoint() {
+	local s
+	for s in $S_PORTS; do
+		ncli "$s" SENTINEL REMOVE mymaster >/dev/null
+		ncli "$s" SENTINEL MONITOR mymaster 127.0.0.1 "$1" 2 >/dev/null
+		ncli "$s" SENTINEL SET mymaster down-after-milliseconds 1000 \
+		    >/dev/null
+	done
+}
 
-# The sentinels forget mymaster and monitor the replica under the same
-# name (no +switch-master is published); then the roles swap.
-for s in $S_PORTS; do
-	ncli "$s" SENTINEL REMOVE mymaster >/dev/null
-	ncli "$s" SENTINEL MONITOR mymaster 127.0.0.1 "$R_PORT" 2 >/dev/null
-	ncli "$s" SENTINEL SET mymaster down-after-milliseconds 1000 >/dev/null
-done
+# fires_on PORT ID: an event scheduled through the sentinels lands on PORT
+# and r1 fires it there, once.
+fires_on() {
+	local now
+	CUR_PORT=$1
+	now=$(redis_time_ms)
+	"$LAPSE" -r "$SENTINEL_URL" schedule t "$2" --at "@$((now + 300))" \
+	    >/dev/null
+	wait_until 10 "$2 to fire" \
+	    "[ \"\$(fired_entries t | grep -c '^$2 ')\" = 1 ]"
+	t_is "$2, scheduled through the sentinels, fires once on :$1" \
+	    "$(fired_entries t | grep -c "^$2 ")" 1
+}
+
+# --- a switch missed: the old master still a writable master ------------
+
+# The sentinels now name the replica, made a master of its own, while
+# the old primary stays a master: no +switch-master, no READONLY, no lost
+# connection; only asking again (every 5 s) finds it.
+repoint "$R_PORT"
 ncli "$R_PORT" REPLICAOF NO ONE >/dev/null
-ncli "$P_PORT" REPLICAOF 127.0.0.1 "$R_PORT" >/dev/null
-CUR_PORT=$R_PORT
-t_match "the old primary now refuses writes" \
-    "$(ncli "$P_PORT" SET k v)" "^READONLY"
-wait_until 20 "lapsed to follow" \
+wait_until 15 "lapsed to follow" \
     "grep -q 'moved to redis://127.0.0.1:$R_PORT/0' '$T_DIR/r1.log'"
-t_match "lapsed got READONLY and asked the sentinels again" \
-    "$(cat "$T_DIR/r1.log")" "answered READONLY"
-t_match "and followed the master to the old replica" \
+t_match "a master named without +switch-master is found by asking again" \
     "$(cat "$T_DIR/r1.log")" \
     "the master \"mymaster\" moved to redis://127\.0\.0\.1:$R_PORT/0"
+t_is "with neither +switch-master nor READONLY" \
+    "$(grep -c -e 'switch-master' -e READONLY "$T_DIR/r1.log")" 0
+fires_on "$R_PORT" moved1
+
+# --- READONLY: the master demoted under lapsed -----------------------------
+
+# The master lapsed uses becomes a replica: its next sweep is refused
+# READONLY, lapsed asks the sentinels (who still name it: the ROLE check
+# then refuses it at every reconnect) until they name the other node.
+ncli "$R_PORT" REPLICAOF 127.0.0.1 "$P_PORT" >/dev/null
+t_match "the master lapsed uses now refuses writes" \
+    "$(ncli "$R_PORT" SET k v)" "^READONLY"
+wait_until 10 "READONLY" "grep -q 'answered READONLY' '$T_DIR/r1.log'"
+t_match "lapsed got READONLY and dropped the node" \
+    "$(cat "$T_DIR/r1.log")" \
+    "redis command: redis://127\.0\.0\.1:$R_PORT/0: the node answered READONLY: a replica now"
+wait_until 10 "the ROLE check" "grep -q 'not the master' '$T_DIR/r1.log'"
+t_match "and refuses it while the sentinels still name it" \
+    "$(cat "$T_DIR/r1.log")" \
+    "redis://127\.0\.0\.1:$R_PORT/0: not the master \(ROLE says \"slave\"\)"
+repoint "$P_PORT"
+wait_until 20 "lapsed to follow" \
+    "grep -q 'moved to redis://127.0.0.1:$P_PORT/0' '$T_DIR/r1.log'"
+t_match "then follows the master the sentinels name" \
+    "$(cat "$T_DIR/r1.log")" \
+    "the master \"mymaster\" moved to redis://127\.0\.0\.1:$P_PORT/0"
 t_is "no +switch-master was heard" \
     "$(grep -c 'switch-master' "$T_DIR/r1.log")" 0
-now=$(redis_time_ms)
-"$LAPSE" -r "$SENTINEL_URL" schedule t after --at "@$((now + 300))" \
-    >/dev/null
-wait_until 10 "the event to fire" '[ "$(fired_entries t | grep -c "^after ")" = 1 ]'
-t_is "an event scheduled on the new master fires once" \
-    "$(fired_entries t | grep -c '^after ')" 1
+fires_on "$P_PORT" moved2
 stop_reactors 1
 t_is "the reactor stops cleanly" "$STOPPED" 0
 if [ -n "$VALGRIND" ]; then
