@@ -699,7 +699,7 @@ aconn_retarget(struct aconn *conn)
 		reason = xstrdup(why);
 	else {
 		display = redis_url_display(url);
-		xasprintf(&reason, "the master moved to %s", display);
+		xasprintf(&reason, "moved to %s", display);
 		free(display);
 	}
 	aconn_drop(conn, reason);
