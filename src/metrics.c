@@ -126,6 +126,29 @@ render_connections(struct promtext *p, const struct reactor_stats *st)
 	}
 }
 
+/* With Redis Sentinel: the master named now, and the failovers followed. */
+static void
+render_sentinel(struct promtext *p, const struct reactor_stats *st)
+{
+	struct promtext_label l[2] = { { "node", NULL }, { "master", NULL } };
+
+	if (!st->sentinel || st->nlinks == 0)
+		return;
+	l[0].value = st->links[0].name;
+	promtext_family(p, "lapse_sentinel_master", PROMTEXT_GAUGE,
+	    "1 for the master the sentinels name now, as a label; absent "
+	    "while none was named.");
+	if (st->master != NULL) {
+		l[1].value = st->master;
+		promtext_uint(p, l, 2, 1);
+	}
+	promtext_family(p, "lapse_sentinel_master_switches_total",
+	    PROMTEXT_COUNTER,
+	    "Times the sentinels named another master than before "
+	    "(failovers followed).");
+	promtext_uint(p, l, 1, st->master_switches);
+}
+
 /* A node setting's state as a sample: 1 suits lapse, 0 not, none unknown. */
 static void
 render_setting(struct promtext *p, const char *node, const char *setting,
@@ -503,6 +526,7 @@ metrics_render(struct metrics *m, const struct scrape *s, struct evbuffer *out)
 	render_sweep_roundtrips(&p, &st);
 	render_watch(&p, &st);
 	render_connections(&p, &st);
+	render_sentinel(&p, &st);
 	render_nodes(&p, &st);
 	reactor_stats_free(&st);
 }

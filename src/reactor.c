@@ -390,6 +390,13 @@ reactor_stats(const struct reactor *r, struct reactor_stats *st)
 	for (i = 0; i < r->nns; i++)
 		namespace_stats(r->ns[i], &st->ns[i]);
 	st->stopping = r->stopping;
+	st->sentinel = r->sentinel != NULL;
+	st->master = NULL;
+	st->master_switches = 0;
+	if (r->sentinel != NULL) {
+		st->master = sentinel_master_display(r->sentinel);
+		st->master_switches = sentinel_switches(r->sentinel);
+	}
 }
 
 void

@@ -34,6 +34,9 @@ struct reactor_stats {
 	struct namespace_stats *ns; /* in the order of the configuration */
 	size_t nns;
 	int stopping; /* reactor_stop() was called */
+	int sentinel; /* the master comes from Redis Sentinel */
+	const char *master; /* then its URL (borrowed), NULL while unknown */
+	unsigned long master_switches; /* and the failovers followed */
 };
 
 /*

@@ -318,3 +318,9 @@ sentinel_switches(const struct sentinel *s)
 {
 	return (s->switches);
 }
+
+const char *
+sentinel_master_display(const struct sentinel *s)
+{
+	return (s->master_display);
+}

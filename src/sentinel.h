@@ -67,4 +67,10 @@ void sentinel_stale(void *arg, const char *why);
 /* How many times the master was found at a new node (failovers followed). */
 unsigned long sentinel_switches(const struct sentinel *);
 
+/*
+ * The master's URL as it is safe to log, or NULL while none was found;
+ * borrowed until the next event of the loop.
+ */
+const char *sentinel_master_display(const struct sentinel *);
+
 #endif

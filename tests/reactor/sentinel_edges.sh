@@ -39,8 +39,8 @@ t_is "and the event is on the primary" \
     "$(ncli "$P_PORT" ZSCORE 'lapse:{t}:due' first)" \
     "$("$LAPSE" -r "$SENTINEL_URL" get t first | jq -r .due)"
 REDIS_URL=$URL_DEAD
-LOG_LEVEL=debug lapsed_conf r1 "[namespace t]"
-LAPSED_WRAPPER=$(valgrind_wrapper r1) lapsed_start r1
+LOG_LEVEL=debug LAPSED_WRAPPER=$(valgrind_wrapper r1) \
+    lapsed_listen_start r1 "[namespace t]"
 wait_for 60 "r1 to listen" lapsed_ready r1
 t_ok "lapsed listens with the first sentinel down"
 t_match "it tried the dead sentinel first" "$(cat "$T_DIR/r1.log")" \
@@ -145,6 +145,16 @@ t_match "then follows the master the sentinels name" \
 t_is "no +switch-master was heard" \
     "$(grep -c 'switch-master' "$T_DIR/r1.log")" 0
 fires_on "$P_PORT" moved2
+# What /metrics says of it all.
+http_get /metrics >"$T_DIR/metrics"
+t_is "metrics: the master the sentinels name now" \
+    "$(metric "$T_DIR/metrics" "lapse_sentinel_master{node=\"$URL_DEAD\",master=\"redis://127.0.0.1:$P_PORT/0\"}")" 1
+t_is "metrics: two failovers followed" \
+    "$(metric "$T_DIR/metrics" "lapse_sentinel_master_switches_total{node=\"$URL_DEAD\"}")" 2
+if command -v promtool >/dev/null 2>&1; then
+	out=$(promtool check metrics <"$T_DIR/metrics" 2>&1)
+	t_is "promtool check metrics finds nothing" "$?|$out" "0|"
+fi
 stop_reactors 1
 t_is "the reactor stops cleanly" "$STOPPED" 0
 if [ -n "$VALGRIND" ]; then
