@@ -27,10 +27,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
+#include "clock.h"
 #include "cmdline.h"
 #include "codec.h"
 #include "duration.h"
@@ -54,6 +56,9 @@
 #define COMMAND_MS 5000
 #define TAIL_BLOCK_MS "1000"
 #define TAIL_BATCH "1000"
+/* How long lapse tail looks for a lost master, and how often it asks. */
+#define TAIL_REFIND_MS 60000
+#define TAIL_REFIND_PAUSE_MS 250
 #define LIST_LIMIT_DEFAULT 100
 #define LIST_LIMIT_MAX 100000
 /* Keys SCAN looks at per call of lapse stats without NS. */
@@ -499,14 +504,15 @@ fail_usage(const struct command *cmd, const char *fmt, ...)
 	return (EXIT_USAGE);
 }
 
+/*
+ * Connect: the passwords from the environment, then the lapse library
+ * made sure of. Returns 0, or -1 with *cause (cli->c stays NULL).
+ */
 static int
-cli_connect(struct cli *cli)
+cli_open(struct cli *cli, char **cause)
 {
 	const char *password, *sentinel_password;
-	char *cause;
 
-	if (cli->c != NULL)
-		return (0);
 	password = getenv("LAPSE_REDIS_PASSWORD");
 	if (password != NULL && password[0] == '\0')
 		password = NULL; /* empty: unset, as for lapsed */
@@ -516,10 +522,25 @@ cli_connect(struct cli *cli)
 		free(cli->url->password);
 		cli->url->password = xstrdup(sentinel_password);
 	}
-	cli->c = rconn_open(cli->url, password, CONNECT_MS, COMMAND_MS, &cause);
+	cli->c = rconn_open(cli->url, password, CONNECT_MS, COMMAND_MS, cause);
 	if (cli->c == NULL)
-		return (fail_cause(EXIT_REDIS, cause));
-	if (rconn_load_functions(cli->c, &cause) != 0)
+		return (-1);
+	if (rconn_load_functions(cli->c, cause) != 0) {
+		redisFree(cli->c);
+		cli->c = NULL;
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+cli_connect(struct cli *cli)
+{
+	char *cause;
+
+	if (cli->c != NULL)
+		return (0);
+	if (cli_open(cli, &cause) != 0)
 		return (fail_cause(EXIT_REDIS, cause));
 	return (0);
 }
@@ -1404,6 +1425,54 @@ tail_newest(struct cli *cli, const char *key, char *last)
 }
 
 /*
+ * Run the XREAD of tail_follow. With a redis-sentinel:// URL, a lost
+ * connection is a master to find again: lapse says so once, asks the
+ * sentinels every TAIL_REFIND_PAUSE_MS (each time up to 3 rounds, as at
+ * start) and reads on from the same entry on the master they name, for
+ * at most TAIL_REFIND_MS. Otherwise, and for error replies, as
+ * cli_call().
+ */
+static redisReply *
+tail_call(struct cli *cli, const struct rcmd *call, int *code)
+{
+	struct timespec pause = { TAIL_REFIND_PAUSE_MS / 1000,
+		(TAIL_REFIND_PAUSE_MS % 1000) * 1000000L };
+	redisReply *r;
+	uint64_t deadline = 0, now;
+	char *cause;
+
+	if (!cli->url->is_sentinel)
+		return (cli_call(cli, call, code));
+	for (;;) {
+		if (cli->c != NULL || cli_open(cli, &cause) == 0) {
+			r = rconn_command(cli->c, call->argc, call->argv,
+			    call->argvlen, &cause);
+			if (r != NULL && r->type == REDIS_REPLY_ERROR) {
+				*code = fail(EXIT_REDIS, "Redis: %s", r->str);
+				freeReplyObject(r);
+				return (NULL);
+			}
+			if (r != NULL)
+				return (r);
+			redisFree(cli->c);
+			cli->c = NULL;
+		}
+		now = clock_mono_us();
+		if (deadline == 0) {
+			deadline = now + TAIL_REFIND_MS * 1000ULL;
+			warning("%s; finding the master again through the "
+			        "sentinels",
+			    cause);
+		} else if (now >= deadline) {
+			*code = fail_cause(EXIT_REDIS, cause);
+			return (NULL);
+		}
+		free(cause);
+		nanosleep(&pause, NULL);
+	}
+}
+
+/*
  * Read the stream key after the entry last, printing the events of ns as
  * they come, until limit are printed (0: no limit). Returns the exit
  * code.
@@ -1430,7 +1499,7 @@ tail_follow(struct cli *cli, const char *ns, const char *key, char *last,
 		rcmd_add_str(&call, "STREAMS");
 		rcmd_add_str(&call, key);
 		rcmd_add_str(&call, last);
-		r = cli_call(cli, &call, &code);
+		r = tail_call(cli, &call, &code);
 		if (r == NULL)
 			break;
 		entries = NULL;

@@ -5,7 +5,8 @@
 # firing when the primary is SIGKILLed; the sentinels promote the
 # replica, the reactors follow by themselves, and every event fires
 # exactly once on the new primary; events scheduled through the same URL
-# after the failover fire too.
+# after the failover fire too, and lapse tail, following the stream all
+# along, finds the new master by itself and prints every event.
 . "$TESTS_LIB"
 . "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
 t_start 180
@@ -23,6 +24,11 @@ t_ok "two reactors listen, on the master the sentinels named"
 t_match "the reactor found the master through the sentinels" \
     "$(cat "$T_DIR/r1.log")" \
     "sentinel: the master \"mymaster\" is at redis://127\.0\.0\.1:$P_PORT/0"
+
+# lapse tail follows the fired stream through it all.
+"$LAPSE" -r "$SENTINEL_URL" tail t >"$T_DIR/tail.out" 2>"$T_DIR/tail.err" &
+tail_pid=$!
+t_track "$tail_pid"
 
 # 200 events through lapse, due 10 s from now (lapse under ASan or on a
 # loaded machine may take seconds for them all), then 3,000 through a
@@ -105,6 +111,21 @@ t_is "the 20 events scheduled after the failover fire once each" \
 "$LAPSE" -r "$SENTINEL_URL" get t after0 >/dev/null 2>&1
 t_is "lapse get reaches the new primary: after0 fired, no longer pending" \
     "$?" 1
+
+# lapse tail found the new master by itself and printed every event, the
+# hand-offs it read on the old primary that fired again there twice.
+wait_until 10 "lapse tail to print the last" \
+    "grep -q '\"id\":\"after19\"' '$T_DIR/tail.out'"
+kill "$tail_pid"
+wait "$tail_pid" 2>/dev/null
+t_untrack "$tail_pid"
+t_match "lapse tail said it looks for the master again" \
+    "$(cat "$T_DIR/tail.err")" \
+    "^lapse: .*; finding the master again through the sentinels$"
+t_is "lapse tail printed every one of the 3,220 events" \
+    "$(jq -r .id "$T_DIR/tail.out" | sort -u | grep -c -E '^(c|e|after)[0-9]+$')" \
+    3220
+echo "# lapse tail printed $(jq -r .id "$T_DIR/tail.out" | sort | uniq -d | wc -l) events twice (fired on the old primary, not replicated, fired again)"
 
 stop_reactors 2
 t_is "both reactors stop cleanly" "$STOPPED" "0 0"
