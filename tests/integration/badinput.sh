@@ -142,7 +142,8 @@ t_is "a payload of exactly max-payload is accepted" \
 lapse_cli cancel orders maxed >/dev/null
 
 for url in redis://h:0/0 redis://h:70000 redis://:7000 http://x \
-    'redis://user:s3cret@h:abc'; do
+    'redis://user:s3cret@h:abc' 'redis-sentinel://s3cret@h1,h2' \
+    'redis-sentinel://h1,,h2#m' 'redis-sentinel://h#a b'; do
 	err=$("$LAPSE" -r "$url" stats orders 2>&1)
 	rc=$?
 	case $url in
@@ -150,7 +151,10 @@ for url in redis://h:0/0 redis://h:70000 redis://:7000 http://x \
 	redis://h:70000) want='lapse: bad Redis URL "redis://h:70000": port must be 1-65535' ;;
 	redis://:7000) want='lapse: bad Redis URL "redis://:7000": missing host' ;;
 	http://x) want='lapse: bad Redis URL "http://x": unknown scheme "http" (use redis://, unix:// or redis-sentinel://)' ;;
-	*) want='lapse: bad Redis URL "redis://user:***@h:abc": port is not a number 1-65535' ;;
+	'redis://user:s3cret@h:abc') want='lapse: bad Redis URL "redis://user:***@h:abc": port is not a number 1-65535' ;;
+	redis-sentinel://s3cret@h1,h2) want="lapse: bad Redis URL \"redis-sentinel://***@h1,h2\": missing the master's name after '#', as in redis-sentinel://host:26379#mymaster" ;;
+	'redis-sentinel://h1,,h2#m') want='lapse: bad Redis URL "redis-sentinel://h1,,h2#m": missing host' ;;
+	*) want='lapse: bad Redis URL "redis-sentinel://h#a b": the master name contains a space' ;;
 	esac
 	t_is "lapse -r $url: exit 2 and the message" "$rc:$err" "2:$want"
 done
