@@ -1,9 +1,11 @@
 /*
  * Finding a master through Redis Sentinel, on the event loop. Invariants:
  *
- *  - At most one SENTINEL get-master-addr-by-name is in flight; a request
- *    to ask again while one is (stale, +switch-master) is remembered and
- *    sent when the answer comes, so that no switch is missed.
+ *  - At most one SENTINEL get-master-addr-by-name is in flight. Requests
+ *    to ask are numbered (wanted); the answer to a query satisfies the
+ *    requests made before it was sent (answered), so a request made while
+ *    one is in flight (stale, +switch-master) is sent again when the
+ *    answer comes: an answer that predates a switch cannot hide it.
  *  - The master's URL (master) changes only on a valid answer naming a
  *    different node; it is never freed while the target function's
  *    caller could hold it: aconn copies what the target names.
@@ -37,8 +39,9 @@
 /*
  * While the master is known, ask again this often: the subscriber's
  * liveness cannot be proven (PING is broken while subscribed in hiredis
- * 0.14, and sentinels take no PUBLISH), and a switch missed while the
- * old master stays a writable master would go unnoticed otherwise.
+ * 0.14, and a sentinel accepts PUBLISH only to its hello channel), and a
+ * switch missed while the old master stays a writable master would go
+ * unnoticed otherwise.
  */
 #define SENTINEL_POLL_MS 5000
 
@@ -55,7 +58,9 @@ struct sentinel {
 	struct aconn *query;
 	struct aconn *sub;
 	int asking; /* a query is in flight */
-	int wanted; /* ask (again) as soon as possible */
+	unsigned long wanted; /* requests to ask, numbered from 1 */
+	unsigned long sent; /* the last request when the query in flight left */
+	unsigned long answered; /* the last request a valid answer satisfied */
 
 	struct event *poll_timer;
 	struct redis_url *master; /* NULL until found */
@@ -64,6 +69,7 @@ struct sentinel {
 };
 
 static void sentinel_ask(struct sentinel *);
+static void sentinel_send(struct sentinel *);
 
 /* The next sentinel, in turn, for the connection whose index is *next. */
 static const struct redis_url *
@@ -136,26 +142,37 @@ answer_cb(struct aconn *conn, redisReply *r, void *privdata, uint64_t sent_us)
 		free(cause);
 		return;
 	}
-	s->wanted = 0;
+	s->answered = s->sent;
 	aconn_healthy(conn);
 	sentinel_found(s, host, port);
 	free(host);
-	if (s->wanted)
-		sentinel_ask(s);
+	sentinel_send(s); /* the requests made meanwhile */
 }
 
-/* Ask where the master is, now if the query connection is ready. */
+/*
+ * Send the query if a request is not satisfied yet, none is in flight
+ * and the query connection is ready (else when it is).
+ */
 static void
-sentinel_ask(struct sentinel *s)
+sentinel_send(struct sentinel *s)
 {
 	const char *argv[] = { "SENTINEL", "get-master-addr-by-name",
 		s->cfg.url->master };
 
-	s->wanted = 1;
-	if (s->asking || !aconn_ready(s->query))
+	if (s->answered == s->wanted || s->asking || !aconn_ready(s->query))
 		return;
-	if (aconn_command(s->query, answer_cb, s, 3, argv, NULL) == 0)
+	if (aconn_command(s->query, answer_cb, s, 3, argv, NULL) == 0) {
 		s->asking = 1;
+		s->sent = s->wanted;
+	}
+}
+
+/* Ask where the master is (again). */
+static void
+sentinel_ask(struct sentinel *s)
+{
+	s->wanted++;
+	sentinel_send(s);
 }
 
 static void
@@ -164,8 +181,8 @@ query_state_cb(struct aconn *conn, int up, void *arg)
 	struct sentinel *s = arg;
 
 	s->asking = 0;
-	if (up && s->wanted)
-		sentinel_ask(s);
+	if (up)
+		sentinel_send(s);
 }
 
 /*
@@ -270,6 +287,7 @@ sentinel_start(struct sentinel *s)
 	tv.tv_usec = (SENTINEL_POLL_MS % 1000) * 1000;
 	evtimer_add(s->poll_timer, &tv);
 	s->wanted = 1;
+	s->answered = 0;
 	aconn_start(s->query);
 	aconn_start(s->sub);
 }
