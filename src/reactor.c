@@ -128,6 +128,10 @@ reactor_check_state(struct reactor *r)
 	if (r->state_cb == NULL || r->stopping)
 		return;
 	connected = link_connected(r->link, why, sizeof why);
+	if (!connected && r->sentinel != NULL && !r->link_started &&
+	    sentinel_last_error(r->sentinel)[0] != '\0')
+		snprintf(why, sizeof why, "sentinels: %s",
+		    sentinel_last_error(r->sentinel));
 	if (connected)
 		snprintf(status, sizeof status,
 		    "connected to redis %s: %zu namespace%s", r->link_name,
@@ -396,6 +400,11 @@ reactor_stats(const struct reactor *r, struct reactor_stats *st)
 	if (r->sentinel != NULL) {
 		st->master = sentinel_master_display(r->sentinel);
 		st->master_switches = sentinel_switches(r->sentinel);
+		/* No master named yet: why is the sentinels' story. */
+		if (!r->link_started &&
+		    sentinel_last_error(r->sentinel)[0] != '\0')
+			st->links[0].command_error =
+			    sentinel_last_error(r->sentinel);
 	}
 }
 

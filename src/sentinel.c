@@ -342,3 +342,9 @@ sentinel_master_display(const struct sentinel *s)
 {
 	return (s->master_display);
 }
+
+const char *
+sentinel_last_error(const struct sentinel *s)
+{
+	return (aconn_last_error(s->query));
+}

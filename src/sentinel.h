@@ -68,6 +68,12 @@ void sentinel_stale(void *arg, const char *why);
 unsigned long sentinel_switches(const struct sentinel *);
 
 /*
+ * Why the last attempt to ask a sentinel failed ("" if none did): for a
+ * status while no master was named. Borrowed until the next event.
+ */
+const char *sentinel_last_error(const struct sentinel *);
+
+/*
  * The master's URL as it is safe to log, or NULL while none was found;
  * borrowed until the next event of the loop.
  */

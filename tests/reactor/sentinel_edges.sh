@@ -56,9 +56,8 @@ rc=$?
 t_is "lapse with an unknown master name exits 3" "$rc" 3
 t_is "and says which master no sentinel knows" "$err" \
     "lapse: cannot find the master \"nosuch\" through $NOSUCH: the sentinel knows no master named \"nosuch\""
-lapsed_conf bad "[namespace t]"
-sed -i "s|^url = .*|url = $NOSUCH|" "$T_DIR/bad.conf"
-LAPSED_WRAPPER=$(valgrind_wrapper bad) lapsed_start bad
+REDIS_URL=$NOSUCH LAPSED_WRAPPER=$(valgrind_wrapper bad) \
+    lapsed_listen_start bad "[namespace t]"
 bad_pid=$LAPSED_PID
 wait_until 60 "lapsed to say it" \
     "grep -q 'knows no master named \"nosuch\"' '$T_DIR/bad.log'"
@@ -71,6 +70,8 @@ if kill -0 "$bad_pid" 2>/dev/null; then
 else
 	t_fail "it keeps retrying instead of exiting"
 fi
+t_is "/healthz says why" "$(http_code /healthz)|$(http_get /healthz)" \
+    "503|redis down: $NOSUCH: the sentinel knows no master named \"nosuch\""
 asked=$(grep -c "knows no master" "$T_DIR/bad.log")
 t_is "it never connected to a data node" \
     "$(grep -c 'redis command: connected' "$T_DIR/bad.log")" 0
@@ -146,6 +147,7 @@ t_is "no +switch-master was heard" \
     "$(grep -c 'switch-master' "$T_DIR/r1.log")" 0
 fires_on "$P_PORT" moved2
 # What /metrics says of it all.
+HTTP_PORT=$(cat "$T_DIR/r1.port")
 http_get /metrics >"$T_DIR/metrics"
 t_is "metrics: the master the sentinels name now" \
     "$(metric "$T_DIR/metrics" "lapse_sentinel_master{node=\"$URL_DEAD\",master=\"redis://127.0.0.1:$P_PORT/0\"}")" 1
