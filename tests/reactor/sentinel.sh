@@ -1,6 +1,7 @@
 #!/bin/bash
-# Redis Sentinel: a primary, a replica and three sentinels; two reactors
-# and lapse find the master through redis-sentinel://. Events scheduled
+# Redis Sentinel: a primary, a replica and three sentinels (one of them
+# SIGKILLed before the burst); two reactors and lapse find the master
+# through redis-sentinel://. Events scheduled
 # in a burst (some through lapse, most through a pipe) and replicated are
 # firing when the primary is SIGKILLed; the sentinels promote the
 # replica, the reactors follow by themselves, and every event fires
@@ -24,6 +25,17 @@ t_ok "two reactors listen, on the master the sentinels named"
 t_match "the reactor found the master through the sentinels" \
     "$(cat "$T_DIR/r1.log")" \
     "sentinel: the master \"mymaster\" is at redis://127\.0\.0\.1:$P_PORT/0"
+
+# The sentinel the reactors' subscribers started on goes away: they move
+# to another, which must tell them of the switch.
+set -- $S_PORTS
+s2=$2
+s3=$3
+node_kill s2
+wait_until 10 "the subscribers to move" \
+    "grep -q 'redis sentinel subscriber: connected to redis://127.0.0.1:$s3/0' '$T_DIR/r1.log' &&
+    grep -q 'redis sentinel subscriber: connected to redis://127.0.0.1:$s3/0' '$T_DIR/r2.log'"
+t_ok "one of the three sentinels SIGKILLed: the subscribers moved to the next"
 
 # lapse tail follows the fired stream through it all.
 "$LAPSE" -r "$SENTINEL_URL" tail t >"$T_DIR/tail.out" 2>"$T_DIR/tail.err" &
@@ -73,6 +85,8 @@ for r in r1 r2; do
 	t_match "$r followed the failover by itself" \
 	    "$(cat "$T_DIR/$r.log")" \
 	    "sentinel: the master \"mymaster\" moved to redis://127\.0\.0\.1:$R_PORT/0"
+	t_match "$r heard +switch-master from the sentinel it moved to" \
+	    "$(cat "$T_DIR/$r.log")" 'sentinel: \+switch-master for "mymaster"'
 	t_match "$r reconnected to the new master" \
 	    "$(cat "$T_DIR/$r.log")" \
 	    "connected to redis://127\.0\.0\.1:$R_PORT/0"
