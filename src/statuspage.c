@@ -20,6 +20,7 @@
 #include <hiredis/hiredis.h>
 #include <openssl/evp.h>
 
+#include "clock.h"
 #include "codec.h"
 #include "histogram.h"
 #include "htmlesc.h"
@@ -97,16 +98,17 @@ statuspage_parse(struct statuspage_redis *st, const redisReply *r, char **cause)
 	const struct {
 		const char *name;
 		long long *v;
+		long long min; /* counts from 0; next_due is -1 when none */
 	} counts[] = {
-		{ "now", &st->now },
-		{ "pending", &st->pending },
-		{ "overdue", &st->overdue },
-		{ "next_due", &st->next_due },
-		{ "inflight", &st->inflight },
-		{ "dead", &st->dead },
-		{ "fired", &st->fired },
-		{ "ready", &st->ready },
-		{ "missed", &st->missed },
+		{ "now", &st->now, 0 },
+		{ "pending", &st->pending, 0 },
+		{ "overdue", &st->overdue, 0 },
+		{ "next_due", &st->next_due, -1 },
+		{ "inflight", &st->inflight, 0 },
+		{ "dead", &st->dead, 0 },
+		{ "fired", &st->fired, 0 },
+		{ "ready", &st->ready, 0 },
+		{ "missed", &st->missed, 0 },
 	};
 	const struct {
 		const char *name;
@@ -141,7 +143,8 @@ statuspage_parse(struct statuspage_redis *st, const redisReply *r, char **cause)
 			if (strcmp(name->str, counts[k].name) != 0)
 				continue;
 			if (value->type != REDIS_REPLY_INTEGER ||
-			    value->integer < (k == 3 ? -1 : 0))
+			    value->integer < counts[k].min ||
+			    value->integer > CLOCK_MS_MAX)
 				goto bad;
 			*counts[k].v = value->integer;
 			found |= 1U << k;

@@ -105,7 +105,8 @@ struct statuspage {
  * Read r, a reply of lapse_status, into *st (cleared first; the caller
  * then clears it with statuspage_redis_clear()). Returns 0, or -1 with
  * *cause set (caller frees) and *st empty when r is an error or not the
- * shape lapse_status answers.
+ * shape lapse_status answers: each count and time an integer from 0 to
+ * CLOCK_MS_MAX (next_due -1: none), as namespace.c reads lapse_stats.
  */
 int statuspage_parse(
     struct statuspage_redis *st, const redisReply *r, char **cause);

@@ -159,7 +159,7 @@ START_TEST(test_parse_refused)
 	struct statuspage_redis st;
 	struct resp r;
 	redisReply *reply;
-	char *cause = NULL;
+	char *cause = NULL, *at, rest[sizeof r.buf];
 
 	/* An error: Redis's words. */
 	r.len = 0;
@@ -199,6 +199,24 @@ START_TEST(test_parse_refused)
 	reply = reply_of(&r);
 	cause = NULL;
 	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), -1);
+	free(cause);
+	freeReplyObject(reply);
+
+	/*
+	 * A time past 9999 or a count no key holds, as lapse_stats's reader
+	 * refuses them (namespace.c): the whole reply otherwise lapse's.
+	 */
+	status_resp(&r, "r1", 3);
+	at = strstr(r.buf, ":1893549000000\r\n");
+	ck_assert_ptr_nonnull(at);
+	snprintf(rest, sizeof rest, "%s", at + strlen(":1893549000000"));
+	r.len = (size_t)(at - r.buf);
+	put(&r, ":%lld%s", 253402300800000LL, rest);
+	reply = reply_of(&r);
+	ck_assert_int_eq(reply->element[1]->integer, 253402300800000LL);
+	cause = NULL;
+	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), -1);
+	ck_assert_str_eq(cause, "lapse_status answered something else");
 	free(cause);
 	freeReplyObject(reply);
 }
