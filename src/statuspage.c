@@ -460,8 +460,9 @@ render_fired(const struct statuspage_redis *r, struct evbuffer *out)
 		add_text_cell(out, "id", c[0]);
 		add_time_cell(out, c[1], r->now);
 		add_time_cell(out, c[2], r->now);
+		/* Times a page can write, or the difference in us wraps. */
 		if (cell_ms(c[1], &due) == 0 && cell_ms(c[2], &fired) == 0 &&
-		    fired >= due) {
+		    fired >= due && fired <= TIMESTAMP_MAX_MS) {
 			add(out, "<td class=\"n\">");
 			add_duration_us(out, (uint64_t)(fired - due) * 1000);
 			add(out, "</td>");

@@ -297,6 +297,25 @@ render_three(int healthy)
 	return (s);
 }
 
+/* The page as a new string. */
+static char *
+page_text(const struct statuspage *page)
+{
+	struct evbuffer *out = evbuffer_new();
+	size_t n;
+	char *s;
+
+	ck_assert_ptr_nonnull(out);
+	statuspage_render(page, out);
+	n = evbuffer_get_length(out);
+	s = malloc(n + 1);
+	ck_assert_ptr_nonnull(s);
+	evbuffer_remove(out, s, n);
+	s[n] = '\0';
+	evbuffer_free(out);
+	return (s);
+}
+
 /* How many times needle is in s. */
 static int
 count(const char *s, const char *needle)
@@ -378,11 +397,10 @@ START_TEST(test_reactor_union)
 	struct statuspage_redis r[2];
 	struct statuspage_ns ns[2];
 	struct statuspage page;
-	struct evbuffer *out = evbuffer_new();
 	struct resp resp;
 	redisReply *reply;
 	char *cause = NULL, *s;
-	size_t i, n;
+	size_t i;
 	int p;
 
 	memset(ns, 0, sizeof ns);
@@ -409,12 +427,7 @@ START_TEST(test_reactor_union)
 	page.health = "ok";
 	page.ns = ns;
 	page.nns = 2;
-	statuspage_render(&page, out);
-	n = evbuffer_get_length(out);
-	s = malloc(n + 1);
-	ck_assert_ptr_nonnull(s);
-	evbuffer_remove(out, s, n);
-	s[n] = '\0';
+	s = page_text(&page);
 	ck_assert_int_eq(count(s, "<tr class=\"reactor\">"), 1);
 	ck_assert_ptr_nonnull(strstr(s, "<td class=\"namespaces\">x, y</td>"));
 	ck_assert_int_eq(count(s, "(this one)"), 0);
@@ -422,9 +435,55 @@ START_TEST(test_reactor_union)
 	ck_assert_ptr_nonnull(strstr(
 	    s, "<td class=\"n p50\"><span class=\"none\">-</span></td>"));
 	free(s);
-	evbuffer_free(out);
 	statuspage_redis_clear(&r[0]);
 	statuspage_redis_clear(&r[1]);
+}
+END_TEST
+
+/*
+ * A firing whose times are not times a page can write shows no lateness:
+ * fired - due beyond 2^64 us wrapped around to a plausible "0.38 ms".
+ */
+START_TEST(test_fired_late_range)
+{
+	struct statuspage_redis r;
+	struct statuspage_ns ns;
+	struct statuspage page;
+	struct resp resp;
+	redisReply *reply;
+	char *cause = NULL, *s;
+	int p;
+
+	status_resp(&resp, "r1", 3);
+	reply = reply_of(&resp);
+	ck_assert_int_eq(statuspage_parse(&r, reply, &cause), 0);
+	freeReplyObject(reply);
+	free(r.fired_recent.cell[1]);
+	free(r.fired_recent.cell[2]);
+	r.fired_recent.cell[1] = strdup("0");
+	r.fired_recent.cell[2] = strdup("18446744073709552"); /* 2^64 / 1000 */
+	memset(&ns, 0, sizeof ns);
+	for (p = 0; p < STATUSPAGE_PATHS; p++) {
+		ns.path[p].via = "timer";
+		histogram_init(&ns.path[p].window, &histogram_lateness);
+	}
+	ns.name = "a";
+	ns.sink = "stream";
+	ns.redis = &r;
+	memset(&page, 0, sizeof page);
+	page.self_id = "r1";
+	page.version = "0.1.0";
+	page.healthy = 1;
+	page.health = "ok";
+	page.now_ms = -1;
+	page.ns = &ns;
+	page.nns = 1;
+	s = page_text(&page);
+	ck_assert_ptr_nonnull(strstr(s,
+	    "<td>18446744073709552</td><td class=\"none\">-</td>"
+	    "<td class=\"via\">timer</td>"));
+	free(s);
+	statuspage_redis_clear(&r);
 }
 END_TEST
 
@@ -464,6 +523,7 @@ main(void)
 	tcase_add_test(tc, test_parse_refused);
 	tcase_add_test(tc, test_render);
 	tcase_add_test(tc, test_reactor_union);
+	tcase_add_test(tc, test_fired_late_range);
 	tcase_add_test(tc, test_csp);
 	suite_add_tcase(s, tc);
 	return (unit_run(s));
