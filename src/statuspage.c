@@ -654,7 +654,7 @@ render_reactors(const struct statuspage *page, struct evbuffer *out)
 	const struct statuspage_rows *rows;
 	struct seen *seen = NULL;
 	size_t nseen = 0, i, k, j;
-	long long last, started;
+	long long last;
 	char **c;
 
 	for (i = 0; i < page->nns; i++) {
@@ -709,10 +709,8 @@ render_reactors(const struct statuspage *page, struct evbuffer *out)
 		add_text_cell(out, "host", c[2]);
 		add_text_cell(out, "n pid", c[3]);
 		add_text_cell(out, "version", c[4]);
-		if (cell_ms(c[5], &started) == 0)
-			add_time_cell(out, c[5], seen[j].now);
-		else
-			add_text_cell(out, "started", c[5]);
+		/* On its host's clock: shown, never held against Redis's. */
+		add_time_cell(out, c[5], -1);
 		add_time_cell(out, c[1], seen[j].now);
 		add_text_cell(out, "listen", c[6]);
 		add(out, "<td class=\"namespaces\">");

@@ -361,6 +361,12 @@ START_TEST(test_render)
 	ck_assert_ptr_nonnull(strstr(s, "id=\"nreactors\">2</span>"));
 	ck_assert_ptr_nonnull(strstr(s,
 	    "<td class=\"id\">r1 <span class=\"note\">(this one)</span></td>"));
+	/* Its start is on its host's clock: shown, not put against Redis's. */
+	ck_assert_int_eq(count(s,
+	                     "<td class=\"version\">0.1.0</td><td><time "
+	                     "datetime=\"2030-01-01T23:20:00.000Z\">"
+	                     "2030-01-01T23:20:00.000Z</time></td>"),
+	    2);
 	ck_assert_ptr_nonnull(strstr(s, "<td class=\"namespaces\">a</td>"));
 	ck_assert_ptr_nonnull(strstr(s, "<td class=\"namespaces\">b</td>"));
 	/* c delivers: its attempts, newest first, escaped; a and b not. */
