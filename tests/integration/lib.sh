@@ -215,7 +215,8 @@ redis_time_ms() {
 
 # lapsed_conf NAME [LINES...]: write $T_DIR/NAME.conf for the private
 # server with namespace "t" (sink stream) unless LINES define their own.
-# Extra LINES are appended verbatim.
+# Extra LINES are appended verbatim. SWEEP_INTERVAL (1s) and COMMAND_TIMEOUT (2s) set
+# those keys.
 lapsed_conf() {
 	local name=$1
 	shift
@@ -223,7 +224,7 @@ lapsed_conf() {
 		echo "[redis]"
 		echo "url = $REDIS_URL"
 		echo "connect-timeout = 1s"
-		echo "command-timeout = 2s"
+		echo "command-timeout = ${COMMAND_TIMEOUT:-2s}"
 		echo "[lapsed]"
 		echo "sweep-interval = ${SWEEP_INTERVAL:-1s}"
 		echo "log-level = ${LOG_LEVEL:-info}"

@@ -325,4 +325,45 @@ t_is "this reactor said hello at once on reconnecting" \
 hookrecv_stop h
 lapsed_stop r1
 t_is "lapsed stops cleanly: exit 0" "$?" 0
+
+# --- loads waiting for Redis ----------------------------------------------------
+
+# 16 loads wait for a hung Redis (command-timeout 10 s), some of their
+# clients give up first; the 17th is refused at once; lapsed stopped then
+# answers every load still waiting (its calls dropped by their deadline)
+# and exits 0 within command-timeout, LeakSanitizer content in the ASan
+# build.
+COMMAND_TIMEOUT=10s lapsed_listen_start r3 "[namespace t]" "[namespace l]" \
+    "sink = list"
+R3_PID=$LAPSED_PID
+wait_until 20 "r3 to be ready" '[ "$(http_get /readyz)" = ok ]'
+kill -STOP "$REDIS_PID"
+W=
+for i in $(seq 1 16); do
+	if [ $((i % 4)) = 0 ]; then
+		curl -s -m 0.5 -o /dev/null "http://127.0.0.1:$HTTP_PORT/" &
+	else
+		curl -s -m 20 -o /dev/null -w '%{http_code}' \
+		    "http://127.0.0.1:$HTTP_PORT/" >"$T_DIR/w$i.code" &
+	fi
+	W="$W $!"
+done
+wait_until 8 "a load beyond 16 to be refused" \
+    '[ "$(http_get / -m 1)" = "too many loads of the status page waiting for Redis" ]'
+t_is "16 loads waiting: the next one is refused at once, 503" \
+    "$(http_code / -m 1):$(http_get / -m 1)" \
+    "503:too many loads of the status page waiting for Redis"
+start=$(date +%s%N)
+stop_pid "$R3_PID" 300
+rc=$?
+took=$((($(date +%s%N) - start) / 1000000))
+t_is "stopped with loads waiting: exit 0" "$rc" 0
+t_match "within command-timeout (10 s) and a little: ${took} ms" "$took" \
+    '^([0-9]{1,4}|10[0-9]{3})$'
+# shellcheck disable=SC2086
+wait $W
+t_is "every client that waited was answered" \
+    "$(for f in "$T_DIR"/w*.code; do cat "$f"; echo; done |
+        grep -c '^[25]0[03]$')" 12
+kill -CONT "$REDIS_PID"
 t_done
