@@ -213,7 +213,9 @@ hsweep() {
 }
 fcall_schedule H 'x<"&>' at 1 p >/dev/null
 hsweep 1 1
-sleep 0.01
+lease=$(rcli ZSCORE "$(kd H inflight)" 'x<"&>')
+wait_until 5 "its 1 ms lease to pass on the Redis clock" \
+    '[ "$(redis_time_ms)" -gt "$lease" ]'
 fcall_schedule H h1 at 2 p >/dev/null
 fcall_schedule H h2 at 3 p >/dev/null
 before=$(redis_time_ms)
