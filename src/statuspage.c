@@ -1,7 +1,8 @@
 /*
  * The status page. Invariants: every string that reaches the page from
  * Redis, the configuration or the reactor goes out through htmlesc_add()
- * (numbers are formatted here, never copied); a value from Redis that
+ * (numbers are formatted here, never copied), a cell of a reply whole, by
+ * its length, a NUL among its bytes too; a value from Redis that
  * should be a number and is not is shown, escaped, as the text it is; the
  * style sheet is the constant STYLE, whose hash statuspage_csp() puts in
  * the policy, so that it is the one thing the browser applies.
@@ -198,13 +199,16 @@ esc(struct evbuffer *out, const char *s)
 	htmlesc_add_str(out, s);
 }
 
-/* A cell's text as a whole number of ms (times, counts); -1: it is not. */
+/*
+ * A cell's len bytes as a whole number of ms (times, counts); -1: they are
+ * not (a NUL among them included).
+ */
 static int
-cell_ms(const char *s, long long *v)
+cell_ms(const char *s, size_t len, long long *v)
 {
 	char *end;
 
-	if (*s == '\0' || *s == '-' || *s == '+')
+	if (len == 0 || strlen(s) != len || *s == '-' || *s == '+')
 		return (-1);
 	errno = 0;
 	*v = strtoll(s, &end, 10);
@@ -260,26 +264,37 @@ add_time(struct evbuffer *out, long long ms, long long now)
 	add(out, ")</span>");
 }
 
-/* A cell that should hold a time: as a time, else as the text it is. */
+/*
+ * A cell of len bytes that should hold a time: as a time, else as the
+ * text it is.
+ */
 static void
-add_time_cell(struct evbuffer *out, const char *s, long long now)
+add_time_cell(struct evbuffer *out, const char *s, size_t len, long long now)
 {
 	long long ms;
 
 	add(out, "<td>");
-	if (cell_ms(s, &ms) == 0 && ms >= 0 && ms <= TIMESTAMP_MAX_MS)
+	if (cell_ms(s, len, &ms) == 0 && ms >= 0 && ms <= TIMESTAMP_MAX_MS)
 		add_time(out, ms, now);
 	else
-		esc(out, s);
+		htmlesc_add(out, s, len);
+	add(out, "</td>");
+}
+
+/* A cell of len bytes (a NUL among them too), escaped. */
+static void
+add_bytes_cell(
+    struct evbuffer *out, const char *class, const char *s, size_t len)
+{
+	add(out, "<td class=\"%s\">", class);
+	htmlesc_add(out, s, len);
 	add(out, "</td>");
 }
 
 static void
 add_text_cell(struct evbuffer *out, const char *class, const char *s)
 {
-	add(out, "<td class=\"%s\">", class);
-	esc(out, s);
-	add(out, "</td>");
+	add_bytes_cell(out, class, s, strlen(s));
 }
 
 /* p50, p90 and p99 of h, one cell each. */
@@ -440,6 +455,7 @@ render_fired(const struct statuspage_redis *r, struct evbuffer *out)
 {
 	const struct statuspage_rows *rows = &r->fired_recent;
 	char **c;
+	size_t *n;
 	long long due, fired;
 	size_t i;
 
@@ -456,20 +472,22 @@ render_fired(const struct statuspage_redis *r, struct evbuffer *out)
 	    "</tr>\n");
 	for (i = 0; i < rows->nrows; i++) {
 		c = &rows->cell[i * rows->ncols];
+		n = &rows->len[i * rows->ncols];
 		add(out, "<tr>");
-		add_text_cell(out, "id", c[0]);
-		add_time_cell(out, c[1], r->now);
-		add_time_cell(out, c[2], r->now);
+		add_bytes_cell(out, "id", c[0], n[0]);
+		add_time_cell(out, c[1], n[1], r->now);
+		add_time_cell(out, c[2], n[2], r->now);
 		/* Times a page can write, or the difference in us wraps. */
-		if (cell_ms(c[1], &due) == 0 && cell_ms(c[2], &fired) == 0 &&
-		    fired >= due && fired <= TIMESTAMP_MAX_MS) {
+		if (cell_ms(c[1], n[1], &due) == 0 &&
+		    cell_ms(c[2], n[2], &fired) == 0 && fired >= due &&
+		    fired <= TIMESTAMP_MAX_MS) {
 			add(out, "<td class=\"n\">");
 			add_duration_us(out, (uint64_t)(fired - due) * 1000);
 			add(out, "</td>");
 		} else
 			add(out, "<td class=\"none\">-</td>");
-		add_text_cell(out, "via", c[3]);
-		add_text_cell(out, "n", c[4]);
+		add_bytes_cell(out, "via", c[3], n[3]);
+		add_bytes_cell(out, "n", c[4], n[4]);
 		add(out, "</tr>\n");
 	}
 	add(out, "</table>\n");
@@ -480,6 +498,7 @@ render_upcoming(const struct statuspage_redis *r, struct evbuffer *out)
 {
 	const struct statuspage_rows *rows = &r->upcoming;
 	char **c;
+	size_t *n;
 	size_t i;
 
 	add(out, "<h3>Pending: <span class=\"count\">%lld</span></h3>\n",
@@ -491,9 +510,10 @@ render_upcoming(const struct statuspage_redis *r, struct evbuffer *out)
 	    "</tr>\n");
 	for (i = 0; i < rows->nrows; i++) {
 		c = &rows->cell[i * rows->ncols];
+		n = &rows->len[i * rows->ncols];
 		add(out, "<tr>");
-		add_text_cell(out, "id", c[0]);
-		add_time_cell(out, c[1], r->now);
+		add_bytes_cell(out, "id", c[0], n[0]);
+		add_time_cell(out, c[1], n[1], r->now);
 		add(out, "</tr>\n");
 	}
 	add(out, "</table>\n");
@@ -508,6 +528,7 @@ render_leased(const struct statuspage_redis *r, struct evbuffer *out)
 {
 	const struct statuspage_rows *rows = &r->leased;
 	char **c;
+	size_t *n;
 	size_t i;
 
 	add(out, "<h3>In flight: <span class=\"count\">%lld</span></h3>\n",
@@ -519,10 +540,11 @@ render_leased(const struct statuspage_redis *r, struct evbuffer *out)
 	    "<th>attempt</th></tr>\n");
 	for (i = 0; i < rows->nrows; i++) {
 		c = &rows->cell[i * rows->ncols];
+		n = &rows->len[i * rows->ncols];
 		add(out, "<tr>");
-		add_text_cell(out, "id", c[0]);
-		add_time_cell(out, c[1], r->now);
-		add_text_cell(out, "n", c[2]);
+		add_bytes_cell(out, "id", c[0], n[0]);
+		add_time_cell(out, c[1], n[1], r->now);
+		add_bytes_cell(out, "n", c[2], n[2]);
 		add(out, "</tr>\n");
 	}
 	add(out, "</table>\n");
@@ -538,7 +560,8 @@ render_dead(const struct statuspage_redis *r, struct evbuffer *out)
 {
 	const struct statuspage_rows *rows = &r->dead_recent;
 	char **c;
-	size_t i, n;
+	size_t *n;
+	size_t i;
 
 	add(out, "<h3>Dead: <span class=\"count\">%lld</span></h3>\n", r->dead);
 	if (rows->nrows == 0)
@@ -548,15 +571,15 @@ render_dead(const struct statuspage_redis *r, struct evbuffer *out)
 	    "<th>attempts</th><th>error</th></tr>\n");
 	for (i = 0; i < rows->nrows; i++) {
 		c = &rows->cell[i * rows->ncols];
+		n = &rows->len[i * rows->ncols];
 		add(out, "<tr>");
-		add_text_cell(out, "id", c[0]);
-		add_time_cell(out, c[1], r->now);
-		add_text_cell(out, "n", c[2]);
+		add_bytes_cell(out, "id", c[0], n[0]);
+		add_time_cell(out, c[1], n[1], r->now);
+		add_bytes_cell(out, "n", c[2], n[2]);
 		add(out, "<td class=\"error\">");
-		n = rows->len[i * rows->ncols + 3];
 		htmlesc_add(out, c[3],
-		    n > STATUSPAGE_ERROR_MAX ? STATUSPAGE_ERROR_MAX : n);
-		if (n > STATUSPAGE_ERROR_MAX)
+		    n[3] > STATUSPAGE_ERROR_MAX ? STATUSPAGE_ERROR_MAX : n[3]);
+		if (n[3] > STATUSPAGE_ERROR_MAX)
 			add(out, "...");
 		add(out, "</td></tr>\n");
 	}
@@ -642,6 +665,7 @@ render_namespace(const struct statuspage *page, const struct statuspage_ns *ns,
 /* A reactor of the registry: where it was seen, the latest sighting. */
 struct seen {
 	char **cell; /* id, last seen, host, pid, version, started, listen */
+	size_t *len; /* of each cell */
 	long long now; /* the Redis clock of the reply it came from */
 	long long last;
 	const char **ns; /* the namespaces it said hello to */
@@ -655,6 +679,7 @@ render_reactors(const struct statuspage *page, struct evbuffer *out)
 	struct seen *seen = NULL;
 	size_t nseen = 0, i, k, j;
 	long long last;
+	size_t *n;
 	char **c;
 
 	for (i = 0; i < page->nns; i++) {
@@ -663,10 +688,12 @@ render_reactors(const struct statuspage *page, struct evbuffer *out)
 		rows = &page->ns[i].redis->reactors;
 		for (k = 0; k < rows->nrows; k++) {
 			c = &rows->cell[k * rows->ncols];
-			if (cell_ms(c[1], &last) != 0)
+			n = &rows->len[k * rows->ncols];
+			if (cell_ms(c[1], n[1], &last) != 0)
 				last = -1;
 			for (j = 0; j < nseen; j++) {
-				if (strcmp(seen[j].cell[0], c[0]) == 0)
+				if (seen[j].len[0] == n[0] &&
+				    memcmp(seen[j].cell[0], c[0], n[0]) == 0)
 					break;
 			}
 			if (j == nseen) {
@@ -677,6 +704,7 @@ render_reactors(const struct statuspage *page, struct evbuffer *out)
 			}
 			if (last > seen[j].last) {
 				seen[j].cell = c;
+				seen[j].len = n;
 				seen[j].last = last;
 				seen[j].now = page->ns[i].redis->now;
 			}
@@ -700,19 +728,21 @@ render_reactors(const struct statuspage *page, struct evbuffer *out)
 	    "</tr>\n");
 	for (j = 0; j < nseen; j++) {
 		c = seen[j].cell;
+		n = seen[j].len;
 		add(out, "<tr class=\"reactor\">");
 		add(out, "<td class=\"id\">");
-		esc(out, c[0]);
-		if (strcmp(c[0], page->self_id) == 0)
+		htmlesc_add(out, c[0], n[0]);
+		if (n[0] == strlen(page->self_id) &&
+		    strcmp(c[0], page->self_id) == 0)
 			add(out, " <span class=\"note\">(this one)</span>");
 		add(out, "</td>");
-		add_text_cell(out, "host", c[2]);
-		add_text_cell(out, "n pid", c[3]);
-		add_text_cell(out, "version", c[4]);
+		add_bytes_cell(out, "host", c[2], n[2]);
+		add_bytes_cell(out, "n pid", c[3], n[3]);
+		add_bytes_cell(out, "version", c[4], n[4]);
 		/* On its host's clock: shown, never held against Redis's. */
-		add_time_cell(out, c[5], -1);
-		add_time_cell(out, c[1], seen[j].now);
-		add_text_cell(out, "listen", c[6]);
+		add_time_cell(out, c[5], n[5], -1);
+		add_time_cell(out, c[1], n[1], seen[j].now);
+		add_bytes_cell(out, "listen", c[6], n[6]);
 		add(out, "<td class=\"namespaces\">");
 		for (k = 0; k < seen[j].nns; k++) {
 			if (k > 0)

@@ -87,6 +87,18 @@ reply_of(const struct resp *r)
 	return (reply);
 }
 
+/* cell k of rows becomes the len bytes at s (a NUL among them). */
+static void
+set_cell(struct statuspage_rows *rows, size_t k, const char *s, size_t len)
+{
+	free(rows->cell[k]);
+	rows->cell[k] = malloc(len + 1);
+	ck_assert_ptr_nonnull(rows->cell[k]);
+	memcpy(rows->cell[k], s, len);
+	rows->cell[k][len] = '\0';
+	rows->len[k] = len;
+}
+
 static const char *const no_rows[1] = { NULL };
 
 /*
@@ -253,8 +265,7 @@ render_three(int healthy)
 	ck_assert_int_eq(statuspage_parse(&rb, reply, &cause), 0);
 	freeReplyObject(reply);
 	/* b lists r2 alone. */
-	free(rb.reactors.cell[0]);
-	rb.reactors.cell[0] = strdup("r2");
+	set_cell(&rb.reactors, 0, "r2", 2);
 	memset(ns, 0, sizeof ns);
 	for (i = 0; i < 3; i++) {
 		for (p = 0; p < STATUSPAGE_PATHS; p++) {
@@ -464,10 +475,8 @@ START_TEST(test_fired_late_range)
 	reply = reply_of(&resp);
 	ck_assert_int_eq(statuspage_parse(&r, reply, &cause), 0);
 	freeReplyObject(reply);
-	free(r.fired_recent.cell[1]);
-	free(r.fired_recent.cell[2]);
-	r.fired_recent.cell[1] = strdup("0");
-	r.fired_recent.cell[2] = strdup("18446744073709552"); /* 2^64 / 1000 */
+	set_cell(&r.fired_recent, 1, "0", 1);
+	set_cell(&r.fired_recent, 2, "18446744073709552", 17); /* 2^64 / 1000 */
 	memset(&ns, 0, sizeof ns);
 	for (p = 0; p < STATUSPAGE_PATHS; p++) {
 		ns.path[p].via = "timer";
@@ -490,6 +499,63 @@ START_TEST(test_fired_late_range)
 	    "<td class=\"via\">timer</td>"));
 	free(s);
 	statuspage_redis_clear(&r);
+}
+END_TEST
+
+/*
+ * Cells are their bytes, a NUL among them too: shown whole, escaped, and
+ * told apart from the cell that ends there (an id "r1\0x" is not "r1").
+ */
+START_TEST(test_cell_bytes)
+{
+	struct statuspage_redis r[2];
+	struct statuspage_ns ns[2];
+	struct statuspage page;
+	struct resp resp;
+	redisReply *reply;
+	char *cause = NULL, *s;
+	size_t i;
+	int p;
+
+	memset(ns, 0, sizeof ns);
+	for (i = 0; i < 2; i++) {
+		status_resp(&resp, "r1", 3);
+		reply = reply_of(&resp);
+		ck_assert_int_eq(statuspage_parse(&r[i], reply, &cause), 0);
+		freeReplyObject(reply);
+		for (p = 0; p < STATUSPAGE_PATHS; p++) {
+			ns[i].path[p].via = "timer";
+			histogram_init(
+			    &ns[i].path[p].window, &histogram_lateness);
+		}
+		ns[i].sink = "stream";
+		ns[i].redis = &r[i];
+	}
+	ns[0].name = "x";
+	ns[1].name = "y";
+	set_cell(&r[0].fired_recent, 0, "a\0<b>", 5);
+	set_cell(&r[0].fired_recent, 1, "5\0", 2);
+	set_cell(&r[1].reactors, 0, "r1\0x", 4);
+	memset(&page, 0, sizeof page);
+	page.self_id = "r1";
+	page.version = "0.1.0";
+	page.healthy = 1;
+	page.health = "ok";
+	page.now_ms = -1;
+	page.ns = ns;
+	page.nns = 2;
+	s = page_text(&page);
+	ck_assert_ptr_nonnull(strstr(
+	    s, "<tr><td class=\"id\">a\\x00&lt;b&gt;</td><td>5\\x00</td>"));
+	ck_assert_int_eq(count(s, "<tr class=\"reactor\">"), 2);
+	ck_assert_ptr_nonnull(strstr(s,
+	    "<td class=\"id\">r1 <span class=\"note\">(this one)</span>"
+	    "</td>"));
+	ck_assert_ptr_nonnull(
+	    strstr(s, "<tr class=\"reactor\"><td class=\"id\">r1\\x00x</td>"));
+	free(s);
+	statuspage_redis_clear(&r[0]);
+	statuspage_redis_clear(&r[1]);
 }
 END_TEST
 
@@ -530,6 +596,7 @@ main(void)
 	tcase_add_test(tc, test_render);
 	tcase_add_test(tc, test_reactor_union);
 	tcase_add_test(tc, test_fired_late_range);
+	tcase_add_test(tc, test_cell_bytes);
 	tcase_add_test(tc, test_csp);
 	suite_add_tcase(s, tc);
 	return (unit_run(s));
