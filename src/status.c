@@ -386,6 +386,20 @@ status_new(struct event_base *base, struct reactor *r, uint64_t timeout_ms)
 }
 
 void
+status_stop(struct status *s)
+{
+	struct load *l;
+
+	if (s == NULL)
+		return;
+	/* The loads stay until their calls come back (load_cb). */
+	TAILQ_FOREACH(l, &s->loads, entry)
+	{
+		load_answer(l);
+	}
+}
+
+void
 status_free(struct status *s)
 {
 	struct load *l;

@@ -35,6 +35,14 @@ struct status *
 status_new(struct event_base *base, struct reactor *r, uint64_t timeout_ms);
 
 /*
+ * The reactor is stopping: answer the loads still waiting now, with what
+ * came back, while the loop runs on to send the pages (status_free()
+ * comes after the loop, when an answer would be written to no one). NULL
+ * is fine.
+ */
+void status_stop(struct status *);
+
+/*
  * Answer the loads still waiting (503) and free; calls still in flight
  * free what they need when they come back. NULL is fine.
  */
