@@ -408,21 +408,23 @@ START_TEST(test_render)
 }
 END_TEST
 
-/* The same reactor in two namespaces is one row naming both. */
-START_TEST(test_reactor_union)
+/*
+ * A healthy page of reactor self over namespaces x and y (sink list), both
+ * read from status_resp(reactor) into r[] (the caller clears them).
+ */
+static void
+read_two(struct statuspage *page, struct statuspage_ns *ns,
+    struct statuspage_redis *r, const char *self, const char *reactor)
 {
-	struct statuspage_redis r[2];
-	struct statuspage_ns ns[2];
-	struct statuspage page;
 	struct resp resp;
 	redisReply *reply;
-	char *cause = NULL, *s;
+	char *cause = NULL;
 	size_t i;
 	int p;
 
-	memset(ns, 0, sizeof ns);
+	memset(ns, 0, 2 * sizeof *ns);
 	for (i = 0; i < 2; i++) {
-		status_resp(&resp, "r9", 3);
+		status_resp(&resp, reactor, 3);
 		reply = reply_of(&resp);
 		ck_assert_int_eq(statuspage_parse(&r[i], reply, &cause), 0);
 		freeReplyObject(reply);
@@ -436,14 +438,25 @@ START_TEST(test_reactor_union)
 	}
 	ns[0].name = "x";
 	ns[1].name = "y";
-	memset(&page, 0, sizeof page);
-	page.self_id = "other";
-	page.version = "0.1.0";
-	page.healthy = 1;
-	page.now_ms = -1;
-	page.health = "ok";
-	page.ns = ns;
-	page.nns = 2;
+	memset(page, 0, sizeof *page);
+	page->self_id = self;
+	page->version = "0.1.0";
+	page->healthy = 1;
+	page->now_ms = -1;
+	page->health = "ok";
+	page->ns = ns;
+	page->nns = 2;
+}
+
+/* The same reactor in two namespaces is one row naming both. */
+START_TEST(test_reactor_union)
+{
+	struct statuspage_redis r[2];
+	struct statuspage_ns ns[2];
+	struct statuspage page;
+	char *s;
+
+	read_two(&page, ns, r, "other", "r9");
 	s = page_text(&page);
 	ck_assert_int_eq(count(s, "<tr class=\"reactor\">"), 1);
 	ck_assert_ptr_nonnull(strstr(s, "<td class=\"namespaces\">x, y</td>"));
@@ -463,42 +476,22 @@ END_TEST
  */
 START_TEST(test_fired_late_range)
 {
-	struct statuspage_redis r;
-	struct statuspage_ns ns;
+	struct statuspage_redis r[2];
+	struct statuspage_ns ns[2];
 	struct statuspage page;
-	struct resp resp;
-	redisReply *reply;
-	char *cause = NULL, *s;
-	int p;
+	char *s;
 
-	status_resp(&resp, "r1", 3);
-	reply = reply_of(&resp);
-	ck_assert_int_eq(statuspage_parse(&r, reply, &cause), 0);
-	freeReplyObject(reply);
-	set_cell(&r.fired_recent, 1, "0", 1);
-	set_cell(&r.fired_recent, 2, "18446744073709552", 17); /* 2^64 / 1000 */
-	memset(&ns, 0, sizeof ns);
-	for (p = 0; p < STATUSPAGE_PATHS; p++) {
-		ns.path[p].via = "timer";
-		histogram_init(&ns.path[p].window, &histogram_lateness);
-	}
-	ns.name = "a";
-	ns.sink = "stream";
-	ns.redis = &r;
-	memset(&page, 0, sizeof page);
-	page.self_id = "r1";
-	page.version = "0.1.0";
-	page.healthy = 1;
-	page.health = "ok";
-	page.now_ms = -1;
-	page.ns = &ns;
-	page.nns = 1;
+	read_two(&page, ns, r, "r1", "r1");
+	set_cell(&r[0].fired_recent, 1, "0", 1);
+	set_cell(
+	    &r[0].fired_recent, 2, "18446744073709552", 17); /* 2^64/1000 */
 	s = page_text(&page);
 	ck_assert_ptr_nonnull(strstr(s,
 	    "<td>18446744073709552</td><td class=\"none\">-</td>"
 	    "<td class=\"via\">timer</td>"));
 	free(s);
-	statuspage_redis_clear(&r);
+	statuspage_redis_clear(&r[0]);
+	statuspage_redis_clear(&r[1]);
 }
 END_TEST
 
@@ -511,39 +504,12 @@ START_TEST(test_cell_bytes)
 	struct statuspage_redis r[2];
 	struct statuspage_ns ns[2];
 	struct statuspage page;
-	struct resp resp;
-	redisReply *reply;
-	char *cause = NULL, *s;
-	size_t i;
-	int p;
+	char *s;
 
-	memset(ns, 0, sizeof ns);
-	for (i = 0; i < 2; i++) {
-		status_resp(&resp, "r1", 3);
-		reply = reply_of(&resp);
-		ck_assert_int_eq(statuspage_parse(&r[i], reply, &cause), 0);
-		freeReplyObject(reply);
-		for (p = 0; p < STATUSPAGE_PATHS; p++) {
-			ns[i].path[p].via = "timer";
-			histogram_init(
-			    &ns[i].path[p].window, &histogram_lateness);
-		}
-		ns[i].sink = "stream";
-		ns[i].redis = &r[i];
-	}
-	ns[0].name = "x";
-	ns[1].name = "y";
+	read_two(&page, ns, r, "r1", "r1");
 	set_cell(&r[0].fired_recent, 0, "a\0<b>", 5);
 	set_cell(&r[0].fired_recent, 1, "5\0", 2);
 	set_cell(&r[1].reactors, 0, "r1\0x", 4);
-	memset(&page, 0, sizeof page);
-	page.self_id = "r1";
-	page.version = "0.1.0";
-	page.healthy = 1;
-	page.health = "ok";
-	page.now_ms = -1;
-	page.ns = ns;
-	page.nns = 2;
 	s = page_text(&page);
 	ck_assert_ptr_nonnull(strstr(
 	    s, "<tr><td class=\"id\">a\\x00&lt;b&gt;</td><td>5\\x00</td>"));
