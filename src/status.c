@@ -46,7 +46,6 @@ struct load;
 /* One namespace's call of a load. */
 struct load_call {
 	struct load *load;
-	int answered;
 	int ok; /* redis holds the answer */
 	struct statuspage_redis redis;
 	char *error; /* why not, when answered and not ok */
@@ -297,7 +296,6 @@ load_cb(void *arg, const redisReply *reply)
 
 	l->outstanding--;
 	if (l->req != NULL) {
-		call->answered = 1;
 		if (reply == NULL)
 			call->error = xstrdup("connection lost");
 		else if (statuspage_parse(&call->redis, reply, &cause) != 0)
