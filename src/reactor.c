@@ -433,6 +433,12 @@ reactor_self(const struct reactor *r)
 	return (hello_self(r->hello));
 }
 
+int64_t
+reactor_server_ms(const struct reactor *r)
+{
+	return (link_server_ms(r->link));
+}
+
 size_t
 reactor_nns(const struct reactor *r)
 {

@@ -107,4 +107,7 @@ reactor_status(struct reactor *, size_t i, namespace_status_cb *cb, void *arg);
 /* What this reactor says of itself in the registry (borrowed). */
 const struct hello_self *reactor_self(const struct reactor *);
 
+/* The Redis clock now as its link estimates it, in ms; -1 while unknown. */
+int64_t reactor_server_ms(const struct reactor *);
+
 #endif

@@ -137,24 +137,6 @@ window_start(const struct status *s, uint64_t now)
 
 /* --- the page -------------------------------------------------------- */
 
-/*
- * The Redis clock now as the first link estimates it (host time plus the
- * offset measured), -1 while unknown: the reference of the times shown
- * when a namespace's call, which carries the server's time, did not
- * come back.
- */
-static int64_t
-redis_now_ms(const struct reactor_stats *st)
-{
-	struct timeval tv;
-
-	if (st->nlinks == 0 || !st->links[0].clock_valid)
-		return (-1);
-	gettimeofday(&tv, NULL);
-	return ((int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000 +
-	    st->links[0].clock_offset_us / 1000);
-}
-
 /* A delivery namespace's recent attempts as the page takes them. */
 static void
 page_attempts(struct statuspage_attempt *out, const struct delivery_stats *ds)
@@ -195,7 +177,11 @@ status_render(struct status *s, struct load *l, struct evbuffer *out, int *code)
 	page.healthy = health_judge(&st, 0, why, sizeof why) == 0;
 	page.health = why;
 	from = window_start(s, now);
-	page.now_ms = redis_now_ms(&st);
+	/*
+	 * The reference of the times shown when a namespace's call, which
+	 * carries the server's time, did not come back.
+	 */
+	page.now_ms = reactor_server_ms(s->reactor);
 	page.window_s =
 	    from != NULL ? (now - from->mono_us + 500000) / 1000000 : 0;
 	pns = xcalloc(st.nns > 0 ? st.nns : 1, sizeof *pns);
