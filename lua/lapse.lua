@@ -176,6 +176,7 @@ local LEASE_MAX = 86400000
 local ATTEMPTS_MAX = 1000
 local ATTEMPT_MAX = 1e15
 local RECOVER_MAX = 1000
+local RECOVER_MAX_TEXT = '1000'
 local ERROR_MAX = 4096
 local URL_MAX = 2048
 local TRIPLES_MAX = 1000
@@ -200,12 +201,13 @@ builtins() is declared before them, so that its names are the globals.
 ]]
 local function builtins()
 	return type, tonumber, tostring, pcall, error, unpack, ipairs,
-	    string.format, string.byte, string.match, math.floor, math.ceil,
-	    table.concat, redis.call, redis.pcall, redis.acl_check_cmd,
-	    redis.error_reply, cmsgpack.pack, cmsgpack.unpack, cjson.encode
+	    string.format, string.byte, string.match, string.find,
+	    math.floor, math.ceil, table.concat, redis.call, redis.pcall,
+	    redis.acl_check_cmd, redis.error_reply, cmsgpack.pack,
+	    cmsgpack.unpack, cjson.encode
 end
 local type, tonumber, tostring, pcall, error, unpack, ipairs
-local format, byte, match, floor, ceil, concat
+local format, byte, match, find, floor, ceil, concat
 local redis_call, redis_pcall, acl_check, error_reply
 local msgpack_pack, msgpack_unpack, json_encode
 
@@ -219,7 +221,7 @@ local function api(fn)
 	return function(keys, args)
 		if not redis_call then
 			type, tonumber, tostring, pcall, error, unpack, ipairs,
-			    format, byte, match, floor, ceil, concat,
+			    format, byte, match, find, floor, ceil, concat,
 			    redis_call, redis_pcall, acl_check, error_reply,
 			    msgpack_pack, msgpack_unpack,
 			    json_encode = builtins()
@@ -235,6 +237,9 @@ local function api(fn)
 	end
 end
 
+-- A whole number in decimal. Commands get numbers as text: Redis 7.0
+-- formats a number passed to redis.call() with snprintf("%.17g"), several
+-- times the cost of this (callgrind: 4,000 instructions a number).
 local function decimal(n)
 	return format('%d', n)
 end
@@ -448,7 +453,7 @@ end
 -- it is due (a fractional score counts from the next ms; +-inf are
 -- clamped as by due_of), so that next <= now means "due".
 local function head(due_key)
-	local h = redis_call('ZRANGE', due_key, 0, 0, 'WITHSCORES')
+	local h = redis_call('ZRANGE', due_key, '0', '0', 'WITHSCORES')
 	if h[1] == nil then
 		return -1
 	end
@@ -842,25 +847,55 @@ local function to_list(c, id, rec, due, text)
 	end
 end
 
--- Sinks http and exec: lease the event, in inflight until c.deadline, and
--- write back its record: the attempt counted (rec.a, by the claim core)
--- and, at its first lease, the due time of the occurrence (d, the
+-- Sinks http and exec: lease the events of b, in inflight until
+-- c.deadline, and write back their records: the attempt counted (rec.a)
+-- and, at an event's first lease, the due time of the occurrence (d, the
 -- idempotency key's), which retries and releases keep. The reactor
--- delivers it from the sweep's reply. The ZADD comes first and is undone
--- if the HSET is refused, so that a refused event is left as it was.
-local function to_inflight(c, id, rec, due)
-	local r = redis_pcall('ZADD', c.skey, c.deadline, id)
-	if type(r) == 'table' then
-		return r.err
+-- delivers them from the sweep's reply. One ZADD and one HSET per
+-- LEASE_CHUNK events, not one of each per event: a command called from
+-- Lua costs about 1 us more than it does itself. A chunk's ZADD comes
+-- first and is undone if its HSET is refused, so that the events of a
+-- refused chunk are left as they were and those before it handed off.
+-- Returns how many were handed off, and the error of the refusal.
+local LEASE_CHUNK = 1000
+local function to_inflight(c, b)
+	local n, ids, recs, due, member = b.n, b.id, b.rec, b.due, b.member
+	-- The deadline in decimal once: Redis 7.0 formats a number passed
+	-- to a command with snprintf("%.17g"), 1 us a time.
+	local deadline, done = decimal(c.deadline), 0
+	while done < n do
+		local last = done + LEASE_CHUNK < n and done + LEASE_CHUNK or n
+		local scores, fields, k = {}, {}, 0
+		for i = done + 1, last do
+			local rec, m = recs[i], member and member[i] or ids[i]
+			rec.a = rec.a + 1
+			if not rec.d then
+				rec.d = due[i]
+			end
+			scores[k + 1], scores[k + 2] = deadline, m
+			fields[k + 1], fields[k + 2] = m, record_pack(rec)
+			k = k + 2
+		end
+		local r = redis_pcall('ZADD', c.skey, unpack(scores, 1, k))
+		if type(r) ~= 'table' then
+			r = redis_pcall('HSET', c.jobs, unpack(fields, 1, k))
+			if type(r) == 'table' then
+				local added = {}
+				for j = 2, k, 2 do
+					added[j / 2] = scores[j]
+				end
+				redis_pcall('ZREM', c.skey, unpack(added))
+			end
+		end
+		if type(r) == 'table' then
+			for i = done + 1, last do
+				recs[i].a = recs[i].a - 1
+			end
+			return done, r.err
+		end
+		done = last
 	end
-	if not rec.d then
-		rec.d = due
-	end
-	r = redis_pcall('HSET', c.jobs, id, record_pack(rec))
-	if type(r) == 'table' then
-		redis_pcall('ZREM', c.skey, id)
-		return r.err
-	end
+	return n, nil
 end
 
 -- weight: how many bytes of a sweep's budget (MAXBYTES) each byte of a
@@ -876,9 +911,9 @@ local SINKS = {
 	    weight = 1 },
 	list = { suffix = 'ready', type = 'list', handoff = to_list,
 	    weight = 8 },
-	http = { suffix = 'inflight', type = 'zset', handoff = to_inflight,
+	http = { suffix = 'inflight', type = 'zset', handoff_all = to_inflight,
 	    weight = 1, lease = true },
-	exec = { suffix = 'inflight', type = 'zset', handoff = to_inflight,
+	exec = { suffix = 'inflight', type = 'zset', handoff_all = to_inflight,
 	    weight = 1, lease = true },
 }
 
@@ -1045,6 +1080,9 @@ end
 -- attempt in its record. Returns how many were handed off, and the error
 -- of the refusal that stopped it.
 local function handoff_all(c, b)
+	if c.sink.handoff_all then
+		return c.sink.handoff_all(c, b)
+	end
 	local handoff, ids, due, text, recs = c.sink.handoff, b.id, b.due,
 	    b.text, b.rec
 	local member = b.member
@@ -1139,7 +1177,7 @@ remove it otherwise), in the same call.
 -- may not write, or of another type, is left as it is.
 local function count(p, field, n)
 	if n > 0 then
-		redis_pcall('HINCRBY', p .. 'counts', field, n)
+		redis_pcall('HINCRBY', p .. 'counts', field, decimal(n))
 	end
 end
 
@@ -1866,8 +1904,8 @@ cheap, encoding is not), and records are still read many to an HMGET
 while the budget is far from spent.
 ]]
 local function take_due(c, max, maxbytes)
-	local r = read_typed('zset', 'ZRANGE', c.due, '-inf', c.now,
-	    'BYSCORE', 'LIMIT', 0, max, 'WITHSCORES')
+	local r = read_typed('zset', 'ZRANGE', c.due, '-inf', c.fired,
+	    'BYSCORE', 'LIMIT', '0', decimal(max), 'WITHSCORES')
 	local b = new_batch()
 	local count = #r / 2
 	if count == 0 then
@@ -1986,8 +2024,8 @@ end
 -- not after now, earliest first, at most RECOVER_MAX, and their raw
 -- records (false: none). taken[i]: leased again by this call.
 local function expired_leases(c)
-	local ids = redis_call('ZRANGE', c.inflight, '-inf', c.now, 'BYSCORE',
-	    'LIMIT', 0, RECOVER_MAX)
+	local ids = redis_call('ZRANGE', c.inflight, '-inf', c.fired,
+	    'BYSCORE', 'LIMIT', '0', RECOVER_MAX_TEXT)
 	local lost = { id = ids, raw = {}, rec = {}, taken = {} }
 	if #ids > 0 then
 		lost.raw = redis_call('HMGET', c.jobs, unpack(ids))
@@ -2438,12 +2476,16 @@ end
 
 -- The fence ID DUE ATTEMPT at args[i], checked: id, due and attempt. ID
 -- is the member in inflight: an event's id or, for an occurrence of a
--- recurring event, ID<space>DUE (see plan_recurrences).
+-- recurring event, ID<space>DUE (see plan_recurrences). An id with none
+-- of the bytes bad_id() refuses is one, at the cost of one find.
 local function check_fence(args, i)
 	local id, due, attempt = args[i], args[i + 1], args[i + 2]
-	local own = type(id) == 'string' and match(id, '^([^ ]+) %d+$')
-	if not own or #id > ID_MAX + 17 or bad_id(own) then
-		check_id(id)
+	if type(id) ~= 'string' or id == '' or #id > ID_MAX or
+	    find(id, '[%z\1-\32\127]') then
+		local own = type(id) == 'string' and match(id, '^([^ ]+) %d+$')
+		if not own or #id > ID_MAX + 17 or bad_id(own) then
+			check_id(id)
+		end
 	end
 	local d = whole(due, TIME_MAX)
 	if d == nil then
@@ -2455,10 +2497,12 @@ local function check_fence(args, i)
 		fail('bad attempt "%s": must be 1 to %d', show(attempt or ''),
 		    ATTEMPT_MAX)
 	end
-	return { id = id, due = d, attempt = a }
+	return id, d, a
 end
 
--- The fences of args[from ..]: 1 to TRIPLES_MAX triples, all checked.
+-- The fences of args[from ..]: 1 to TRIPLES_MAX triples, all checked,
+-- as three arrays (a table per fence would cost an allocation each):
+-- ids, dues and attempts.
 local function check_fences(args, from)
 	local n = #args - from + 1
 	if n < 3 or n % 3 ~= 0 or n > 3 * TRIPLES_MAX then
@@ -2466,28 +2510,39 @@ local function check_fences(args, from)
 		    'arguments after %s', TRIPLES_MAX, n,
 		    from == 2 and 'NS' or 'LEASE')
 	end
-	local fences = {}
+	local ids, dues, attempts, k = {}, {}, {}, 0
 	for i = from, #args, 3 do
-		fences[#fences + 1] = check_fence(args, i)
+		k = k + 1
+		ids[k], dues[k], attempts[k] = check_fence(args, i)
 	end
-	return fences
+	return ids, dues, attempts
 end
 
--- The record of the event of fence f if f is its current attempt, nil if
--- the call is stale. Both reads always run, each checking its key's type
--- (read_typed), so that a key of another type is refused whatever the
--- event's state, before the first write.
-local function fenced(c, f)
-	local lease = read_typed('zset', 'ZSCORE', c.inflight, f.id)
-	local raw = read_typed('hash', 'HGET', c.jobs, f.id)
+-- The record of the event of fence (id, due, attempt) if that is its
+-- current attempt, nil if the call is stale. Both reads always run, each
+-- checking its key's type (read_typed), so that a key of another type is
+-- refused whatever the event's state, before the first write.
+local function fenced(c, id, due, attempt)
+	local lease = read_typed('zset', 'ZSCORE', c.inflight, id)
+	local raw = read_typed('hash', 'HGET', c.jobs, id)
 	if not lease or not raw then
 		return nil
 	end
 	local rec = record_unpack(raw)
-	if rec.d ~= f.due or rec.a ~= f.attempt then
+	if rec.d ~= due or rec.a ~= attempt then
 		return nil
 	end
 	return rec
+end
+
+-- Whether raw, a record, is of the attempt (due, attempt): its d and a
+-- compared as they are, without the rest of record_unpack(), which reads
+-- a d or an a of the wrong type as absent or 0, never equal to a checked
+-- fence's.
+local function fence_holds(raw, due, attempt)
+	local ok, rec = pcall(msgpack_unpack, raw)
+	return ok and type(rec) == 'table' and rec.d == due and
+	    rec.a == attempt
 end
 
 --[[
@@ -2503,32 +2558,28 @@ read before the first write.
 local function ack(keys, args)
 	local c = delivering(args[1])
 	check_keys(keys, { c.jobs, c.inflight })
-	local fences = check_fences(args, 2)
-	local want = {}
-	for i, f in ipairs(fences) do
-		want[i] = f.id
-	end
+	local want, dues, attempts = check_fences(args, 2)
 	-- Two reads for all the fences (as fenced() makes for one); both
 	-- always run, so that a key of another type is refused.
 	local leases = read_typed('zset', 'ZMSCORE', c.inflight, unpack(want))
 	local raws = read_typed('hash', 'HMGET', c.jobs, unpack(want))
-	local ids, seen = {}, {}
-	for i, f in ipairs(fences) do
-		if leases[i] and raws[i] and not seen[f.id] then
-			local rec = record_unpack(raws[i])
-			if rec.d == f.due and rec.a == f.attempt then
-				ids[#ids + 1] = f.id
-				seen[f.id] = true
-			end
+	local ids, seen, n = {}, {}, 0
+	for i = 1, #want do
+		local id, raw = want[i], raws[i]
+		if leases[i] and raw and not seen[id] and
+		    fence_holds(raw, dues[i], attempts[i]) then
+			n = n + 1
+			ids[n] = id
+			seen[id] = true
 		end
 	end
-	if #ids == 0 then
+	if n == 0 then
 		return 0
 	end
 	call_list('ZREM', c.inflight, ids)
 	call_list('HDEL', c.jobs, ids)
-	count(c.p, 'acked', #ids)
-	return #ids
+	count(c.p, 'acked', n)
+	return n
 end
 
 -- lapse_retry's arguments after the fence, checked into c: delay, max
@@ -2577,27 +2628,27 @@ local function retry(keys, args)
 		fail('expected 8 or 9 arguments (NS ID DUE ATTEMPT DELAY ' ..
 		    'MAXATTEMPTS DEADMAXLEN ERROR [dead]), got %d', #args)
 	end
-	local f = check_fence(args, 2)
+	local id, due, attempt = check_fence(args, 2)
 	retry_args(c, args)
 	check_type(c.due, 'zset')
 	check_type(c.dead, 'stream')
-	local rec = fenced(c, f)
+	local rec = fenced(c, id, due, attempt)
 	if not rec then
 		return { 0, -1 }
 	end
 	start(c)
-	if c.bury or f.attempt >= c.maxattempts then
-		bury(c, f.id, rec, c.error)
+	if c.bury or attempt >= c.maxattempts then
+		bury(c, id, rec, c.error)
 		count(c.p, 'dead', 1)
 		return { 2, -1 }
 	end
 	local at = c.now + c.delay
 	rec.e = c.error
-	redis_call('ZREM', c.inflight, f.id)
-	redis_call('ZADD', c.due, at, f.id)
-	redis_call('HSET', c.jobs, f.id, record_pack(rec))
+	redis_call('ZREM', c.inflight, id)
+	redis_call('ZADD', c.due, at, id)
+	redis_call('HSET', c.jobs, id, record_pack(rec))
 	count(c.p, 'retried', 1)
-	wake_if_first(c.p, f.id, at)
+	wake_if_first(c.p, id, at)
 	return { 1, at }
 end
 
@@ -2614,13 +2665,13 @@ local function extend(keys, args)
 	local c = delivering(args[1])
 	check_keys(keys, { c.jobs, c.inflight })
 	local lease = check_lease(args[2])
-	local fences = check_fences(args, 3)
+	local ids, dues, attempts = check_fences(args, 3)
 	local deadline = now_ms() + lease
 	local out = {}
-	for i, f in ipairs(fences) do
+	for i = 1, #ids do
 		out[i] = 0
-		if fenced(c, f) then
-			redis_call('ZADD', c.inflight, 'XX', deadline, f.id)
+		if fenced(c, ids[i], dues[i], attempts[i]) then
+			redis_call('ZADD', c.inflight, 'XX', deadline, ids[i])
 			out[i] = 1
 		end
 	end
@@ -2640,18 +2691,19 @@ wake is published when a released event is the earliest.
 local function release(keys, args)
 	local c = delivering(args[1])
 	check_keys(keys, { c.due, c.jobs, c.inflight })
-	local fences = check_fences(args, 2)
+	local ids, dues, attempts = check_fences(args, 2)
 	check_type(c.due, 'zset')
 	local now, out, released, n = now_ms(), {}, {}, 0
-	for i, f in ipairs(fences) do
-		local rec = fenced(c, f)
+	for i = 1, #ids do
+		local id = ids[i]
+		local rec = fenced(c, id, dues[i], attempts[i])
 		out[i] = 0
 		if rec then
 			rec.a = rec.a - 1
-			redis_call('ZREM', c.inflight, f.id)
-			redis_call('ZADD', c.due, now, f.id)
-			redis_call('HSET', c.jobs, f.id, record_pack(rec))
-			released[f.id] = true
+			redis_call('ZREM', c.inflight, id)
+			redis_call('ZADD', c.due, now, id)
+			redis_call('HSET', c.jobs, id, record_pack(rec))
+			released[id] = true
 			n = n + 1
 			out[i] = 1
 		end
