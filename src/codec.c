@@ -208,3 +208,17 @@ escape_bytes(const void *p, size_t len, size_t max)
 	*o = '\0';
 	return (out);
 }
+
+size_t
+decimal_u64(uint64_t v, char *buf)
+{
+	char tmp[DECIMAL_U64_MAX];
+	size_t n = sizeof tmp;
+
+	do {
+		tmp[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	memcpy(buf, tmp + n, sizeof tmp - n);
+	return (sizeof tmp - n);
+}

@@ -1,12 +1,23 @@
 /*
  * Byte codecs with no Debian package behind them, kept small: UTF-8
- * validation, base64 (RFC 4648, with padding) and escaping of arbitrary
- * bytes for logs and terminals.
+ * validation, base64 (RFC 4648, with padding), escaping of arbitrary
+ * bytes for logs and terminals, and whole numbers in decimal.
  */
 #ifndef LAPSE_CODEC_H
 #define LAPSE_CODEC_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+/* The most digits decimal_u64() writes. */
+#define DECIMAL_U64_MAX 20
+
+/*
+ * v in decimal at buf (at least DECIMAL_U64_MAX bytes, not NUL-terminated):
+ * returns the number of digits. What snprintf("%llu") makes, without
+ * printf's cost, for the numbers formatted per event.
+ */
+size_t decimal_u64(uint64_t v, char *buf);
 
 /*
  * True when the len bytes at p are well-formed UTF-8 (RFC 3629: no

@@ -323,8 +323,8 @@ add_fence(struct rcmd *cmd, const struct attempt *a)
 		rcmd_add(cmd, a->member, a->memberlen);
 	else
 		rcmd_add(cmd, a->id, a->idlen);
-	rcmd_addf(cmd, "%" PRId64, a->due);
-	rcmd_addf(cmd, "%u", a->attempt);
+	rcmd_add_u64(cmd, (uint64_t)a->due);
+	rcmd_add_u64(cmd, a->attempt);
 }
 
 /*
@@ -348,8 +348,8 @@ ack_add(struct delivery *d, const struct attempt *a)
 		rcmd_add_copy(&d->acks, a->member, a->memberlen);
 	else
 		rcmd_add_copy(&d->acks, a->id, a->idlen);
-	rcmd_addf(&d->acks, "%" PRId64, a->due);
-	rcmd_addf(&d->acks, "%u", a->attempt);
+	rcmd_add_u64(&d->acks, (uint64_t)a->due);
+	rcmd_add_u64(&d->acks, a->attempt);
 	if (++d->nacks == DELIVERY_CALL_MAX)
 		ack_send(d);
 }
@@ -633,7 +633,9 @@ start_http(struct attempt *a)
 	const struct conf_delivery *dc = d->dc;
 	struct webhook_header h[HEADERS_MAX + 8];
 	struct webhook_req req;
-	char ts[24], attempt[16], missed[24], *sig = NULL;
+	char ts[DECIMAL_U64_MAX + 1], attempt[DECIMAL_U64_MAX + 1];
+	char missed[24], *sig = NULL;
+	int64_t seconds;
 	const char *url = dc->url;
 	size_t n = 0, i;
 	int has_type = 0, has_agent = 0;
@@ -656,14 +658,15 @@ start_http(struct attempt *a)
 		}
 		url = a->url;
 	}
-	snprintf(ts, sizeof ts, "%" PRId64, server_seconds(d));
-	snprintf(attempt, sizeof attempt, "%u", a->attempt);
+	seconds = server_seconds(d);
+	ts[decimal_u64((uint64_t)seconds, ts)] = '\0';
+	attempt[decimal_u64(a->attempt, attempt)] = '\0';
 	h[n++] = (struct webhook_header){ "Idempotency-Key", a->key };
 	h[n++] = (struct webhook_header){ "webhook-id", a->key };
 	h[n++] = (struct webhook_header){ "webhook-timestamp", ts };
 	if (dc->signing_key != NULL) {
 		sig = sign_v1(dc->signing_key, dc->signing_keylen, a->key,
-		    (int64_t)strtoll(ts, NULL, 10), a->payload, a->plen);
+		    seconds, a->payload, a->plen);
 		h[n++] = (struct webhook_header){ "webhook-signature", sig };
 	}
 	h[n++] = (struct webhook_header){ "Lapse-Attempt", attempt };
@@ -798,6 +801,25 @@ member_fits(const redisReply *member, const redisReply *id)
 	return (1);
 }
 
+/* NS/id/due, NUL-terminated (caller frees): built per attempt. */
+static char *
+idempotency_key(const char *ns, const char *id, size_t idlen, int64_t due)
+{
+	size_t nslen = strlen(ns), n;
+	char *key;
+
+	key = xmalloc(nslen + idlen + DECIMAL_U64_MAX + 3);
+	memcpy(key, ns, nslen);
+	n = nslen;
+	key[n++] = '/';
+	memcpy(key + n, id, idlen);
+	n += idlen;
+	key[n++] = '/';
+	n += decimal_u64((uint64_t)due, key + n);
+	key[n] = '\0';
+	return (key);
+}
+
 /* One record of a sweep reply, checked; NULL when it makes no sense. */
 static struct attempt *
 attempt_new(struct delivery *d, redisReply **f)
@@ -836,8 +858,7 @@ attempt_new(struct delivery *d, redisReply **f)
 		a->member = xmemdup(f[5]->str, f[5]->len);
 		a->memberlen = f[5]->len;
 	}
-	xasprintf(&a->key, "%s/%.*s/%" PRId64, d->ns->name, (int)a->idlen,
-	    a->id, a->due);
+	a->key = idempotency_key(d->ns->name, a->id, a->idlen, a->due);
 	return (a);
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "rcmd.h"
 #include "xmalloc.h"
 
@@ -56,6 +57,14 @@ rcmd_add_copy(struct rcmd *c, const void *p, size_t len)
 
 	rcmd_own(c, s);
 	rcmd_add(c, s, len);
+}
+
+void
+rcmd_add_u64(struct rcmd *c, uint64_t v)
+{
+	char buf[DECIMAL_U64_MAX];
+
+	rcmd_add_copy(c, buf, decimal_u64(v, buf));
 }
 
 void

@@ -20,6 +20,7 @@
 #define LAPSE_RCMD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct rcmd {
 	int argc;
@@ -44,6 +45,8 @@ void rcmd_add_str(struct rcmd *, const char *s);
 /* Append a copy of len bytes at p. */
 void rcmd_add_copy(struct rcmd *, const void *p, size_t len);
 
+/* Append v in decimal (a copy): rcmd_addf() without printf. */
+void rcmd_add_u64(struct rcmd *, uint64_t v);
 /* Append a formatted argument (a copy). */
 void rcmd_addf(struct rcmd *, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -6,7 +6,9 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -343,6 +345,31 @@ START_TEST(test_escape_worst_case)
 }
 END_TEST
 
+/* decimal_u64() writes what printf's %llu does, every length of it. */
+START_TEST(test_decimal_u64)
+{
+	static const uint64_t values[] = { 0, 1, 9, 10, 99, 100,
+		1764115200000ULL, 999999999999999ULL, 4294967295ULL,
+		4294967296ULL, UINT64_MAX };
+	char buf[DECIMAL_U64_MAX], want[32];
+	uint64_t v;
+	size_t i, n;
+
+	for (i = 0; i < (size_t)NITEMS(values); i++) {
+		n = decimal_u64(values[i], buf);
+		snprintf(want, sizeof want, "%" PRIu64, values[i]);
+		ck_assert_uint_eq(n, strlen(want));
+		ck_assert_int_eq(memcmp(buf, want, n), 0);
+	}
+	for (v = 1; v <= UINT64_MAX / 10; v *= 10) {
+		n = decimal_u64(v - 1, buf);
+		snprintf(want, sizeof want, "%" PRIu64, v - 1);
+		ck_assert_uint_eq(n, strlen(want));
+		ck_assert_int_eq(memcmp(buf, want, n), 0);
+	}
+}
+END_TEST
+
 static Suite *
 codec_suite(void)
 {
@@ -368,6 +395,10 @@ codec_suite(void)
 	tc = tcase_create("escape");
 	tcase_add_loop_test(tc, test_escape_table, 0, NITEMS(escape_cases));
 	tcase_add_test(tc, test_escape_worst_case);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("decimal");
+	tcase_add_test(tc, test_decimal_u64);
 	suite_add_tcase(s, tc);
 
 	return (s);

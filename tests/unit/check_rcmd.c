@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include <check.h>
@@ -24,9 +25,10 @@ START_TEST(test_order_and_lengths)
 	rcmd_add(&c, bin, sizeof bin);
 	rcmd_add_copy(&c, buf, 6);
 	rcmd_addf(&c, "%d-%s", 42, "x");
+	rcmd_add_u64(&c, 1764115200000ULL);
 	memset(buf, 'z', 6); /* the copy must not follow */
 
-	ck_assert_int_eq(c.argc, 4);
+	ck_assert_int_eq(c.argc, 5);
 	ck_assert_str_eq(c.argv[0], "FCALL");
 	ck_assert_uint_eq(c.argvlen[0], 5);
 	ck_assert_ptr_eq(c.argv[1], bin);
@@ -35,6 +37,8 @@ START_TEST(test_order_and_lengths)
 	ck_assert_uint_eq(c.argvlen[2], 6);
 	ck_assert_str_eq(c.argv[3], "42-x");
 	ck_assert_uint_eq(c.argvlen[3], 4);
+	ck_assert_int_eq(memcmp(c.argv[4], "1764115200000", 13), 0);
+	ck_assert_uint_eq(c.argvlen[4], 13);
 	rcmd_free(&c);
 	ck_assert_int_eq(c.argc, 0);
 	ck_assert_ptr_null(c.argv);
