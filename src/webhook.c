@@ -105,6 +105,7 @@ struct webhook_conn {
 	struct webhook_call *call; /* the call using it, or NULL: idle */
 	int idle; /* open and waiting for a call */
 	int dead; /* closed, or left in an unknown state: free it */
+	uint64_t evhttp_ms; /* evhttp's timeout set, 0: none yet */
 	struct event *idle_timer;
 	TAILQ_ENTRY(webhook_conn) entry;
 };
@@ -653,13 +654,24 @@ tls_error(struct webhook_conn *conn)
 
 /* --- connections ------------------------------------------------------ */
 
-/* evhttp's read and write timeout for conn: longer than ours. */
+/*
+ * evhttp's read and write timeout for conn, for a call whose deadline is
+ * timeout_ms: longer than that deadline and than the idle timer, so that
+ * ours always fire first, whether conn carries a call or waits for one.
+ * Set when it changes (a client's calls share one timeout), not re-armed
+ * twice around every request.
+ */
 static void
-conn_set_timeout(struct webhook_conn *conn, uint64_t ms)
+conn_set_timeout(struct webhook_conn *conn, uint64_t timeout_ms)
 {
 	struct timeval tv;
+	uint64_t ms = timeout_ms + EVHTTP_MARGIN_MS;
 
-	ms += EVHTTP_MARGIN_MS;
+	if (ms < 2 * WEBHOOK_IDLE_MS)
+		ms = 2 * WEBHOOK_IDLE_MS;
+	if (ms == conn->evhttp_ms)
+		return;
+	conn->evhttp_ms = ms;
 	tv.tv_sec = (time_t)(ms / 1000);
 	tv.tv_usec = (suseconds_t)(ms % 1000 * 1000);
 	evhttp_connection_set_timeout_tv(conn->evcon, &tv);
@@ -837,7 +849,6 @@ conn_release(struct webhook_conn *conn, int reusable)
 		return;
 	}
 	/* Idle: evhttp watches for the server's close, we for the time. */
-	conn_set_timeout(conn, 2 * WEBHOOK_IDLE_MS);
 	tv.tv_sec = WEBHOOK_IDLE_MS / 1000;
 	tv.tv_usec = WEBHOOK_IDLE_MS % 1000 * 1000;
 	evtimer_add(conn->idle_timer, &tv);
