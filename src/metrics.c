@@ -1,15 +1,12 @@
 /*
- * The metrics. A scrape starts a round: one namespace_query() per
- * namespace, a timer of command-timeout, and the list of requests
- * waiting for it. Invariants:
+ * The metrics. A scrape starts a round of fanout.h (one namespace_query()
+ * a namespace) and the list of requests waiting for it. Invariants:
  *
  *  - At most one round takes new waiters (m->current); a round is
- *    answered once (done), when its last call is answered or its timer
- *    fires, and every waiter gets the same text.
- *  - A round lives until it is done and its last call has come back,
- *    whichever is later: a call answered after the timer (or after
- *    metrics_free(), which orphans the rounds it cannot free) still finds
- *    its round, and frees it if it is the last.
+ *    answered once, and every waiter gets the same text.
+ *  - A round lives until its last call has come back: a call answered
+ *    after the timer (or after metrics_free(), which lets go of the
+ *    rounds it cannot free) still finds it.
  *  - Families are written whole, one after the other, every namespace's
  *    samples together, as the text format wants.
  */
@@ -29,6 +26,7 @@
 #include <event2/http.h>
 
 #include "delivery.h"
+#include "fanout.h"
 #include "histogram.h"
 #include "httpd.h"
 #include "link.h"
@@ -58,11 +56,9 @@ struct scrape_call {
 
 struct scrape {
 	TAILQ_ENTRY(scrape) entry;
-	struct metrics *m; /* NULL once orphaned by metrics_free() */
-	struct event *timer;
+	struct metrics *m; /* NULL once let go by metrics_free() */
+	struct fanout *round;
 	struct scrape_call *calls; /* one per namespace */
-	size_t outstanding; /* calls not answered yet */
-	int done; /* the waiters were answered */
 	struct httpd_req *waiters[METRICS_WAITERS_MAX];
 	size_t nwaiters;
 };
@@ -533,29 +529,29 @@ metrics_render(struct metrics *m, const struct scrape *s, struct evbuffer *out)
 
 /* --- the rounds ------------------------------------------------------ */
 
+/* The round is over (fanout_cb). */
 static void
-scrape_free(struct scrape *s)
+scrape_free(void *arg)
 {
+	struct scrape *s = arg;
+
 	if (s->m != NULL)
 		TAILQ_REMOVE(&s->m->scrapes, s, entry);
-	if (s->timer != NULL)
-		event_free(s->timer);
 	free(s->calls);
 	free(s);
 }
 
-/* Answer every waiter with the text as it stands; the round is done. */
+/* Answer every waiter with the text as it stands (fanout_cb). */
 static void
-scrape_finish(struct scrape *s)
+scrape_finish(void *arg)
 {
+	struct scrape *s = arg;
 	struct metrics *m = s->m;
 	struct evbuffer *text, *copy;
 	size_t i, missing = 0;
 
-	s->done = 1;
 	if (m->current == s)
 		m->current = NULL;
-	evtimer_del(s->timer);
 	for (i = 0; i < m->nns; i++)
 		missing += s->calls[i].state != CALL_OK;
 	if (missing > 0 && !reactor_stopping(m->reactor)) {
@@ -579,8 +575,6 @@ scrape_finish(struct scrape *s)
 	}
 	s->nwaiters = 0;
 	evbuffer_free(text);
-	if (s->outstanding == 0)
-		scrape_free(s);
 }
 
 /* A namespace's call came back (st NULL: without figures). */
@@ -590,24 +584,12 @@ scrape_cb(void *arg, const struct namespace_redis *st)
 	struct scrape_call *call = arg;
 	struct scrape *s = call->s;
 
-	s->outstanding--;
-	if (!s->done) {
+	if (!fanout_done(s->round)) {
 		call->state = st != NULL ? CALL_OK : CALL_FAILED;
 		if (st != NULL)
 			call->redis = *st;
-		if (s->outstanding == 0)
-			scrape_finish(s);
-		return;
 	}
-	if (s->outstanding == 0)
-		scrape_free(s);
-}
-
-/* command-timeout passed: answer with what came back. */
-static void
-scrape_timeout_cb(evutil_socket_t fd, short events, void *arg)
-{
-	scrape_finish(arg);
+	fanout_back(s->round);
 }
 
 /* A new round for req: a call per namespace, then wait for them. */
@@ -615,15 +597,12 @@ static void
 scrape_start(struct metrics *m, struct httpd_req *req)
 {
 	struct scrape *s;
-	struct timeval tv;
-	size_t i;
+	size_t i, sent = 0;
 
 	s = xcalloc(1, sizeof *s);
 	s->m = m;
 	s->calls = xcalloc(m->nns > 0 ? m->nns : 1, sizeof *s->calls);
-	s->timer = evtimer_new(m->base, scrape_timeout_cb, s);
-	if (s->timer == NULL)
-		fatalx("metrics: cannot create a timer");
+	s->round = fanout_new(m->base, scrape_finish, scrape_free, s);
 	s->waiters[s->nwaiters++] = req;
 	TAILQ_INSERT_TAIL(&m->scrapes, s, entry);
 	for (i = 0; i < m->nns; i++) {
@@ -632,16 +611,10 @@ scrape_start(struct metrics *m, struct httpd_req *req)
 		if (reactor_query(m->reactor, i, scrape_cb, &s->calls[i]) != 0)
 			continue;
 		s->calls[i].state = CALL_PENDING;
-		s->outstanding++;
-	}
-	if (s->outstanding == 0) {
-		scrape_finish(s);
-		return;
+		sent++;
 	}
 	m->current = s;
-	tv.tv_sec = (time_t)(m->timeout_ms / 1000);
-	tv.tv_usec = (suseconds_t)(m->timeout_ms % 1000) * 1000;
-	evtimer_add(s->timer, &tv);
+	fanout_wait(s->round, sent, m->timeout_ms);
 }
 
 void
@@ -687,18 +660,11 @@ metrics_free(struct metrics *m)
 	while ((s = TAILQ_FIRST(&m->scrapes)) != NULL) {
 		TAILQ_REMOVE(&m->scrapes, s, entry);
 		s->m = NULL;
-		s->done = 1;
 		for (i = 0; i < s->nwaiters; i++)
 			httpd_reply_text(
 			    s->waiters[i], HTTP_SERVUNAVAIL, "shutting down");
 		s->nwaiters = 0;
-		/* Calls still in flight free the round when they come back. */
-		if (s->outstanding == 0)
-			scrape_free(s);
-		else {
-			event_free(s->timer);
-			s->timer = NULL;
-		}
+		fanout_cancel(s->round);
 	}
 	free(m);
 }

@@ -1,11 +1,10 @@
 /*
- * The status page's route. Invariants, as metrics.c's rounds:
+ * The status page's route. Invariants:
  *
- *  - A load is answered once (done), when its last call is answered or
- *    its timer fires, whichever comes first; it lives until it is done
- *    and its last call has come back, so that a late answer (or one
- *    after status_free(), which orphans the loads it cannot free) still
- *    finds it, and frees it when it is the last.
+ *  - A load is a round of fanout.h (one lapse_status call a namespace),
+ *    answered once; it lives until its last call has come back, so that
+ *    a late answer (or one after status_free(), which lets go of the
+ *    loads it cannot free) still finds it.
  *  - The ring holds snapshots taken by the loop's timer only; the oldest
  *    one at most STATUS_WINDOW_S old is the start of the window.
  */
@@ -26,6 +25,7 @@
 #include <hiredis/hiredis.h>
 
 #include "delivery.h"
+#include "fanout.h"
 #include "health.h"
 #include "hello.h"
 #include "histogram.h"
@@ -53,12 +53,11 @@ struct load_call {
 
 struct load {
 	TAILQ_ENTRY(load) entry;
-	struct status *st; /* NULL once orphaned by status_free() */
+	struct status *st; /* NULL once let go by status_free() */
 	struct httpd_req *req; /* NULL once answered */
-	struct event *timer;
+	struct fanout *round;
 	struct load_call *calls;
 	size_t ncalls;
-	size_t outstanding;
 };
 TAILQ_HEAD(load_list, load);
 
@@ -229,17 +228,17 @@ status_render(struct status *s, struct load *l, struct evbuffer *out, int *code)
 
 /* --- the loads ------------------------------------------------------- */
 
+/* The round is over (fanout_cb). */
 static void
-load_free(struct load *l)
+load_free(void *arg)
 {
+	struct load *l = arg;
 	size_t i;
 
 	if (l->st != NULL) {
 		TAILQ_REMOVE(&l->st->loads, l, entry);
 		l->st->nloads--;
 	}
-	if (l->timer != NULL)
-		event_free(l->timer);
 	for (i = 0; i < l->ncalls; i++) {
 		statuspage_redis_clear(&l->calls[i].redis);
 		free(l->calls[i].error);
@@ -248,17 +247,15 @@ load_free(struct load *l)
 	free(l);
 }
 
-/* The page, with what came back, to the waiting request. */
+/* The page, with what came back, to the waiting request (fanout_cb). */
 static void
-load_answer(struct load *l)
+load_answer(void *arg)
 {
+	struct load *l = arg;
 	char csp[STATUSPAGE_CSP_MAX];
 	struct evbuffer *body;
 	int code;
 
-	if (l->req == NULL)
-		return;
-	evtimer_del(l->timer);
 	body = evbuffer_new();
 	if (body == NULL)
 		fatalx("status: cannot allocate a buffer");
@@ -280,38 +277,23 @@ load_cb(void *arg, const redisReply *reply)
 	struct load *l = call->load;
 	char *cause;
 
-	l->outstanding--;
-	if (l->req != NULL) {
+	if (!fanout_done(l->round)) {
 		if (reply == NULL)
 			call->error = xstrdup("connection lost");
 		else if (statuspage_parse(&call->redis, reply, &cause) != 0)
 			call->error = cause;
 		else
 			call->ok = 1;
-		if (l->outstanding == 0)
-			load_answer(l);
 	}
-	if (l->outstanding == 0 && l->req == NULL)
-		load_free(l);
-}
-
-static void
-load_timeout_cb(evutil_socket_t fd, short events, void *arg)
-{
-	struct load *l = arg;
-
-	load_answer(l);
-	if (l->outstanding == 0)
-		load_free(l);
+	fanout_back(l->round);
 }
 
 void
 status_serve(struct httpd_req *req, void *arg)
 {
 	struct status *s = arg;
-	struct timeval tv;
 	struct load *l;
-	size_t i;
+	size_t i, sent = 0;
 
 	if (s->nloads == STATUS_LOADS_MAX) {
 		httpd_reply_text(req, HTTP_SERVUNAVAIL,
@@ -323,25 +305,15 @@ status_serve(struct httpd_req *req, void *arg)
 	l->req = req;
 	l->ncalls = s->nns;
 	l->calls = xcalloc(s->nns > 0 ? s->nns : 1, sizeof *l->calls);
-	l->timer = evtimer_new(s->base, load_timeout_cb, l);
-	if (l->timer == NULL)
-		fatalx("status: cannot create a timer");
+	l->round = fanout_new(s->base, load_answer, load_free, l);
 	TAILQ_INSERT_TAIL(&s->loads, l, entry);
 	s->nloads++;
 	for (i = 0; i < s->nns; i++) {
 		l->calls[i].load = l;
-		if (reactor_status(s->reactor, i, load_cb, &l->calls[i]) != 0)
-			continue;
-		l->outstanding++;
+		if (reactor_status(s->reactor, i, load_cb, &l->calls[i]) == 0)
+			sent++;
 	}
-	if (l->outstanding == 0) {
-		load_answer(l);
-		load_free(l);
-		return;
-	}
-	tv.tv_sec = (time_t)(s->timeout_ms / 1000);
-	tv.tv_usec = (suseconds_t)(s->timeout_ms % 1000) * 1000;
-	evtimer_add(l->timer, &tv);
+	fanout_wait(l->round, sent, s->timeout_ms);
 }
 
 struct status *
@@ -376,10 +348,10 @@ status_stop(struct status *s)
 
 	if (s == NULL)
 		return;
-	/* The loads stay until their calls come back (load_cb). */
+	/* Those not done have calls out, and stay until they come back. */
 	TAILQ_FOREACH(l, &s->loads, entry)
 	{
-		load_answer(l);
+		fanout_answer(l->round);
 	}
 }
 
@@ -398,13 +370,7 @@ status_free(struct status *s)
 			httpd_reply_text(
 			    l->req, HTTP_SERVUNAVAIL, "shutting down");
 		l->req = NULL;
-		/* Calls still in flight free the load when they come back. */
-		if (l->outstanding == 0)
-			load_free(l);
-		else {
-			event_free(l->timer);
-			l->timer = NULL;
-		}
+		fanout_cancel(l->round);
 	}
 	event_free(s->snap_timer);
 	for (i = 0; i < STATUS_SLOTS; i++)
