@@ -450,140 +450,158 @@ render_paths(const struct statuspage_ns *ns, struct evbuffer *out)
 	add(out, "</table>\n");
 }
 
-static void
-render_fired(const struct statuspage_redis *r, struct evbuffer *out)
-{
-	const struct statuspage_rows *rows = &r->fired_recent;
-	char **c;
-	size_t *n;
-	long long due, fired;
-	size_t i;
+/* How a column of a table of rows shows the row's cell src. */
+enum cell_kind {
+	CELL_BYTES, /* escaped, in a cell of the column's class */
+	CELL_TIME, /* a time on the Redis clock, else the text */
+	CELL_LATE, /* cell src + 1 (fired) minus cell src (due) */
+	CELL_ERROR, /* escaped, cut at STATUSPAGE_ERROR_MAX */
+};
 
-	add(out, "<h3>Recent firings</h3>\n");
-	if (rows->nrows == 0) {
-		add(out,
-		    "<p class=\"none\">none in the fired stream or the "
-		    "ready list</p>\n");
-		return;
-	}
-	add(out,
-	    "<table class=\"fired-recent\">\n<tr><th>id</th><th>due</th>"
-	    "<th>fired</th><th>late</th><th>path</th><th>attempt</th>"
-	    "</tr>\n");
-	for (i = 0; i < rows->nrows; i++) {
-		c = &rows->cell[i * rows->ncols];
-		n = &rows->len[i * rows->ncols];
-		add(out, "<tr>");
-		add_bytes_cell(out, "id", c[0], n[0]);
-		add_time_cell(out, c[1], n[1], r->now);
-		add_time_cell(out, c[2], n[2], r->now);
+struct column {
+	const char *header;
+	enum cell_kind kind;
+	size_t src;
+	const char *class; /* CELL_BYTES */
+};
+
+static void
+add_cell(struct evbuffer *out, const struct column *col, char **c, size_t *n,
+    long long now)
+{
+	long long due, fired;
+	size_t i = col->src;
+
+	switch (col->kind) {
+	case CELL_BYTES:
+		add_bytes_cell(out, col->class, c[i], n[i]);
+		break;
+	case CELL_TIME:
+		add_time_cell(out, c[i], n[i], now);
+		break;
+	case CELL_LATE:
 		/* Times a page can write, or the difference in us wraps. */
-		if (cell_ms(c[1], n[1], &due) == 0 &&
-		    cell_ms(c[2], n[2], &fired) == 0 && fired >= due &&
+		if (cell_ms(c[i], n[i], &due) == 0 &&
+		    cell_ms(c[i + 1], n[i + 1], &fired) == 0 && fired >= due &&
 		    fired <= TIMESTAMP_MAX_MS) {
 			add(out, "<td class=\"n\">");
 			add_duration_us(out, (uint64_t)(fired - due) * 1000);
 			add(out, "</td>");
 		} else
 			add(out, "<td class=\"none\">-</td>");
-		add_bytes_cell(out, "via", c[3], n[3]);
-		add_bytes_cell(out, "n", c[4], n[4]);
+		break;
+	case CELL_ERROR:
+		add(out, "<td class=\"error\">");
+		htmlesc_add(out, c[i],
+		    n[i] > STATUSPAGE_ERROR_MAX ? STATUSPAGE_ERROR_MAX : n[i]);
+		if (n[i] > STATUSPAGE_ERROR_MAX)
+			add(out, "...");
+		add(out, "</td>");
+		break;
+	}
+}
+
+/* rows as a table of class class, a column each of cols, up to NULL's. */
+static void
+add_table(struct evbuffer *out, const char *class, const struct column *cols,
+    const struct statuspage_rows *rows, long long now)
+{
+	size_t i, k;
+
+	add(out, "<table class=\"%s\">\n<tr>", class);
+	for (k = 0; cols[k].header != NULL; k++)
+		add(out, "<th>%s</th>", cols[k].header);
+	add(out, "</tr>\n");
+	for (i = 0; i < rows->nrows; i++) {
+		add(out, "<tr>");
+		for (k = 0; cols[k].header != NULL; k++)
+			add_cell(out, &cols[k], &rows->cell[i * rows->ncols],
+			    &rows->len[i * rows->ncols], now);
 		add(out, "</tr>\n");
 	}
 	add(out, "</table>\n");
+}
+
+static void
+render_fired(const struct statuspage_redis *r, struct evbuffer *out)
+{
+	static const struct column cols[] = {
+		{ "id", CELL_BYTES, 0, "id" },
+		{ "due", CELL_TIME, 1, NULL },
+		{ "fired", CELL_TIME, 2, NULL },
+		{ "late", CELL_LATE, 1, NULL },
+		{ "path", CELL_BYTES, 3, "via" },
+		{ "attempt", CELL_BYTES, 4, "n" },
+		{ NULL },
+	};
+
+	add(out, "<h3>Recent firings</h3>\n");
+	if (r->fired_recent.nrows == 0)
+		add(out,
+		    "<p class=\"none\">none in the fired stream or the "
+		    "ready list</p>\n");
+	else
+		add_table(out, "fired-recent", cols, &r->fired_recent, r->now);
 }
 
 static void
 render_upcoming(const struct statuspage_redis *r, struct evbuffer *out)
 {
-	const struct statuspage_rows *rows = &r->upcoming;
-	char **c;
-	size_t *n;
-	size_t i;
+	static const struct column cols[] = {
+		{ "id", CELL_BYTES, 0, "id" },
+		{ "due", CELL_TIME, 1, NULL },
+		{ NULL },
+	};
 
 	add(out, "<h3>Pending: <span class=\"count\">%lld</span></h3>\n",
 	    r->pending);
-	if (rows->nrows == 0)
+	if (r->upcoming.nrows == 0)
 		return;
-	add(out,
-	    "<table class=\"upcoming\">\n<tr><th>id</th><th>due</th>"
-	    "</tr>\n");
-	for (i = 0; i < rows->nrows; i++) {
-		c = &rows->cell[i * rows->ncols];
-		n = &rows->len[i * rows->ncols];
-		add(out, "<tr>");
-		add_bytes_cell(out, "id", c[0], n[0]);
-		add_time_cell(out, c[1], n[1], r->now);
-		add(out, "</tr>\n");
-	}
-	add(out, "</table>\n");
-	if ((long long)rows->nrows < r->pending)
+	add_table(out, "upcoming", cols, &r->upcoming, r->now);
+	if ((long long)r->upcoming.nrows < r->pending)
 		add(out,
 		    "<p class=\"note\">the first %zu, earliest first</p>\n",
-		    rows->nrows);
+		    r->upcoming.nrows);
 }
 
 static void
 render_leased(const struct statuspage_redis *r, struct evbuffer *out)
 {
-	const struct statuspage_rows *rows = &r->leased;
-	char **c;
-	size_t *n;
-	size_t i;
+	static const struct column cols[] = {
+		{ "id", CELL_BYTES, 0, "id" },
+		{ "lease until", CELL_TIME, 1, NULL },
+		{ "attempt", CELL_BYTES, 2, "n" },
+		{ NULL },
+	};
 
 	add(out, "<h3>In flight: <span class=\"count\">%lld</span></h3>\n",
 	    r->inflight);
-	if (rows->nrows == 0)
+	if (r->leased.nrows == 0)
 		return;
-	add(out,
-	    "<table class=\"leased\">\n<tr><th>id</th><th>lease until</th>"
-	    "<th>attempt</th></tr>\n");
-	for (i = 0; i < rows->nrows; i++) {
-		c = &rows->cell[i * rows->ncols];
-		n = &rows->len[i * rows->ncols];
-		add(out, "<tr>");
-		add_bytes_cell(out, "id", c[0], n[0]);
-		add_time_cell(out, c[1], n[1], r->now);
-		add_bytes_cell(out, "n", c[2], n[2]);
-		add(out, "</tr>\n");
-	}
-	add(out, "</table>\n");
-	if ((long long)rows->nrows < r->inflight)
+	add_table(out, "leased", cols, &r->leased, r->now);
+	if ((long long)r->leased.nrows < r->inflight)
 		add(out,
 		    "<p class=\"note\">the first %zu, earliest lease "
 		    "first</p>\n",
-		    rows->nrows);
+		    r->leased.nrows);
 }
 
 static void
 render_dead(const struct statuspage_redis *r, struct evbuffer *out)
 {
-	const struct statuspage_rows *rows = &r->dead_recent;
-	char **c;
-	size_t *n;
-	size_t i;
+	static const struct column cols[] = {
+		{ "id", CELL_BYTES, 0, "id" },
+		{ "failed", CELL_TIME, 1, NULL },
+		{ "attempts", CELL_BYTES, 2, "n" },
+		{ "error", CELL_ERROR, 3, NULL },
+		{ NULL },
+	};
 
 	add(out, "<h3>Dead: <span class=\"count\">%lld</span></h3>\n", r->dead);
-	if (rows->nrows == 0)
+	if (r->dead_recent.nrows == 0)
 		return;
-	add(out,
-	    "<table class=\"dead-recent\">\n<tr><th>id</th><th>failed</th>"
-	    "<th>attempts</th><th>error</th></tr>\n");
-	for (i = 0; i < rows->nrows; i++) {
-		c = &rows->cell[i * rows->ncols];
-		n = &rows->len[i * rows->ncols];
-		add(out, "<tr>");
-		add_bytes_cell(out, "id", c[0], n[0]);
-		add_time_cell(out, c[1], n[1], r->now);
-		add_bytes_cell(out, "n", c[2], n[2]);
-		add(out, "<td class=\"error\">");
-		htmlesc_add(out, c[3],
-		    n[3] > STATUSPAGE_ERROR_MAX ? STATUSPAGE_ERROR_MAX : n[3]);
-		if (n[3] > STATUSPAGE_ERROR_MAX)
-			add(out, "...");
-		add(out, "</td></tr>\n");
-	}
-	add(out, "</table>\n<p class=\"note\">the newest first</p>\n");
+	add_table(out, "dead-recent", cols, &r->dead_recent, r->now);
+	add(out, "<p class=\"note\">the newest first</p>\n");
 }
 
 /* Sinks http and exec: the attempts this reactor ended lately. */
