@@ -62,6 +62,20 @@ query_integer(
 	return (0);
 }
 
+int
+query_zcard(redisContext *c, const char *key, long long *n, char **cause)
+{
+	struct rcmd cmd;
+	int rc;
+
+	rcmd_init(&cmd);
+	rcmd_add_str(&cmd, "ZCARD");
+	rcmd_add_str(&cmd, key);
+	rc = query_integer(c, &cmd, n, cause);
+	rcmd_free(&cmd);
+	return (rc);
+}
+
 redisReply *
 query_info(redisContext *c, const char *section, char **cause)
 {

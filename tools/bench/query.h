@@ -28,6 +28,9 @@ int query_exec(redisContext *, const struct rcmd *cmd, char **cause);
 int query_integer(
     redisContext *, const struct rcmd *cmd, long long *v, char **cause);
 
+/* ZCARD key (borrowed) into *n. Returns 0 or -1 with *cause. */
+int query_zcard(redisContext *, const char *key, long long *n, char **cause);
+
 /*
  * The text of INFO section (caller frees with freeReplyObject()), or NULL
  * with *cause.

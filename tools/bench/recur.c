@@ -24,7 +24,6 @@
 #include "bench.h"
 #include "clock.h"
 #include "hist.h"
-#include "names.h"
 #include "plan.h"
 #include "query.h"
 #include "rcmd.h"
@@ -75,10 +74,8 @@ recur_minute(const struct recur *r, uint64_t i)
 static int
 recur_append(struct recur *r, struct sched *s, uint64_t i, char **cause)
 {
-	struct rcmd *cmd = &s->cmd;
-	char id[24], expr[32], *trigger;
+	char id[24], expr[32];
 	uint64_t m;
-	int rc;
 
 	if (i < r->nsec) {
 		snprintf(id, sizeof id, "s%" PRIu64, i);
@@ -89,28 +86,7 @@ recur_append(struct recur *r, struct sched *s, uint64_t i, char **cause)
 		snprintf(expr, sizeof expr, "0 %" PRIu64 " %" PRIu64 " * * *",
 		    m % 60, m / 60);
 	}
-	trigger = names_trigger_key(r->plan.ns, id, strlen(id));
-	rcmd_clear(cmd);
-	rcmd_add_str(cmd, "FCALL");
-	rcmd_add_str(cmd, "lapse_schedule");
-	rcmd_add_str(cmd, "3");
-	rcmd_add_str(cmd, r->plan.key_due);
-	rcmd_add_str(cmd, r->plan.key_jobs);
-	rcmd_add_str(cmd, trigger);
-	rcmd_add_str(cmd, r->plan.ns);
-	rcmd_add_str(cmd, id);
-	rcmd_add_str(cmd, "cron");
-	rcmd_add_str(cmd, expr);
-	rcmd_add(cmd, r->b->payload, r->b->o.payload_len);
-	rc = redisAppendCommandArgv(s->c, cmd->argc, cmd->argv, cmd->argvlen);
-	free(trigger);
-	if (rc != REDIS_OK) {
-		xasprintf(
-		    cause, "cannot queue lapse_schedule: %s", s->c->errstr);
-		return (-1);
-	}
-	s->inflight++;
-	return (0);
+	return (sched_queue(s, id, strlen(id), "cron", expr, cause));
 }
 
 /* Schedule every event, pipelined, with used_memory before and after:
@@ -396,9 +372,8 @@ recur_judge(struct recur *r, char **cause)
 	struct result *res = &r->row->res;
 	struct recur_result *rr = r->rr;
 	uint64_t window_us = r->s1.mono_us - r->s0.mono_us, accounted;
-	struct rcmd cmd;
 	long long left;
-	int k, rc;
+	int k;
 
 	res->scheduled = recur_expected(r);
 	res->rate = res->scheduled / r->seconds;
@@ -436,12 +411,7 @@ recur_judge(struct recur *r, char **cause)
 	if (r->inwindow > 0)
 		res->ncost = cmdstats_cost(&r->s0.cmd, &r->s1.cmd,
 		    (double)r->inwindow, res->cost, CMDSTATS_COST_MAX);
-	rcmd_init(&cmd);
-	rcmd_add_str(&cmd, "ZCARD");
-	rcmd_add_str(&cmd, r->plan.key_due);
-	rc = query_integer(r->b->c, &cmd, &left, cause);
-	rcmd_free(&cmd);
-	if (rc != 0)
+	if (query_zcard(r->b->c, r->plan.key_due, &left, cause) != 0)
 		return (-1);
 	rr->pending_after = (uint64_t)left;
 	/* A recurrence is never left behind: every one still pending. */

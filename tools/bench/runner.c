@@ -300,9 +300,8 @@ run_judge(struct run *r, char **cause)
 {
 	struct result *res = r->res;
 	uint64_t window_us, infirst, inwindow;
-	struct rcmd cmd;
 	long long left;
-	int k, rc;
+	int k;
 
 	window_us = r->end.mono_us - r->from->mono_us;
 	run_judge_cpu(r, window_us);
@@ -311,12 +310,7 @@ run_judge(struct run *r, char **cause)
 	run_judge_sustained(r, infirst);
 	for (k = 0; k < RESULT_NVIA; k++)
 		hist_summarize(&r->cs.hist[k], &res->lat[k]);
-	rcmd_init(&cmd);
-	rcmd_add_str(&cmd, "ZCARD");
-	rcmd_add_str(&cmd, r->plan.key_due);
-	rc = query_integer(r->b->c, &cmd, &left, cause);
-	rcmd_free(&cmd);
-	if (rc != 0)
+	if (query_zcard(r->b->c, r->plan.key_due, &left, cause) != 0)
 		return (-1);
 	res->left = (uint64_t)left;
 	result_judge(res, r->b->o.max_late_ms);

@@ -38,14 +38,13 @@ sched_free(struct sched *s)
 }
 
 int
-sched_append(
-    struct sched *s, const char *id, size_t idlen, int64_t due, char **cause)
+sched_queue(struct sched *s, const char *id, size_t idlen, const char *how,
+    const char *when, char **cause)
 {
 	struct rcmd *cmd = &s->cmd;
-	char dues[24], *trigger;
+	char *trigger;
 	int rc;
 
-	snprintf(dues, sizeof dues, "%" PRId64, due);
 	trigger = names_trigger_key(s->plan->ns, id, idlen);
 	rcmd_clear(cmd);
 	rcmd_add_str(cmd, "FCALL");
@@ -56,8 +55,8 @@ sched_append(
 	rcmd_add_str(cmd, trigger);
 	rcmd_add_str(cmd, s->plan->ns);
 	rcmd_add(cmd, id, idlen);
-	rcmd_add_str(cmd, "at");
-	rcmd_add_str(cmd, dues);
+	rcmd_add_str(cmd, how);
+	rcmd_add_str(cmd, when);
 	rcmd_add(cmd, s->b->payload, s->b->o.payload_len);
 	rc = redisAppendCommandArgv(s->c, cmd->argc, cmd->argv, cmd->argvlen);
 	free(trigger);
@@ -68,6 +67,16 @@ sched_append(
 	}
 	s->inflight++;
 	return (0);
+}
+
+int
+sched_append(
+    struct sched *s, const char *id, size_t idlen, int64_t due, char **cause)
+{
+	char dues[24];
+
+	snprintf(dues, sizeof dues, "%" PRId64, due);
+	return (sched_queue(s, id, idlen, "at", dues, cause));
 }
 
 /* Send what is queued without waiting for replies. */

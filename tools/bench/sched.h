@@ -39,9 +39,14 @@ void sched_init(struct sched *, const struct bench *b, const struct plan *);
 void sched_free(struct sched *);
 
 /*
- * Queue FCALL lapse_schedule for the idlen bytes at id, due at due (ms on
- * the Redis clock). Returns 0, or -1 with *cause.
+ * Queue FCALL lapse_schedule for the idlen bytes at id, with b's payload,
+ * when as how says ("at" and a time, "cron" and an expression: the
+ * strings are borrowed). Returns 0, or -1 with *cause.
  */
+int sched_queue(struct sched *, const char *id, size_t idlen, const char *how,
+    const char *when, char **cause);
+
+/* sched_queue() of an event due at due (ms on the Redis clock). */
 int sched_append(
     struct sched *, const char *id, size_t idlen, int64_t due, char **cause);
 
