@@ -249,7 +249,8 @@ lapsed_ready() {
 	grep -q 'listening for expired keys' "$T_DIR/$1.log"
 }
 
-# lapsed_kill NAME: SIGKILL it.
+# lapsed_kill NAME: SIGKILL it (or any process whose pid is in
+# $T_DIR/NAME.pid).
 lapsed_kill() {
 	local pid
 	pid=$(cat "$T_DIR/$1.pid")

@@ -127,13 +127,10 @@ EOC
 	server_up "$name" "$port" $!
 }
 
-# node_kill NAME: SIGKILL the server NAME.
+# node_kill NAME: SIGKILL the server NAME, as lib.sh's lapsed_kill does
+# any process whose pid is in $T_DIR/NAME.pid.
 node_kill() {
-	local pid
-	pid=$(cat "$T_DIR/$1.pid")
-	kill -9 "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	t_untrack "$pid"
+	lapsed_kill "$1"
 }
 
 # master_port SENTINEL_PORT: the master's port as that sentinel names it.
