@@ -18,23 +18,9 @@
 #include "nsstats.h"
 
 #include "unit.h"
+#include "unitresp.h"
 
 #define BAD_REPLY "unexpected reply from Redis to lapse_stats"
-
-/* The reply hiredis reads from RESP text. */
-static redisReply *
-reply_of(const char *resp)
-{
-	redisReader *reader = redisReaderCreate();
-	void *reply = NULL;
-
-	ck_assert_ptr_nonnull(reader);
-	ck_assert_int_eq(redisReaderFeed(reader, resp, strlen(resp)), REDIS_OK);
-	ck_assert_int_eq(redisReaderGetReply(reader, &reply), REDIS_OK);
-	ck_assert_ptr_nonnull(reply);
-	redisReaderFree(reader);
-	return (reply);
-}
 
 /*
  * The RESP of a lapse_stats reply: pending, overdue, next_due, now, then
@@ -64,7 +50,7 @@ stats_resp(const long long v[16])
 static void
 parse(struct nsstats *st, const char *ns, const long long v[16])
 {
-	redisReply *r = reply_of(stats_resp(v));
+	redisReply *r = unit_reply_str(stats_resp(v));
 	char *cause = NULL;
 
 	ck_assert_int_eq(nsstats_parse(st, ns, r, &cause), 0);
@@ -153,8 +139,9 @@ START_TEST(test_table)
 	parse(&st[0], "hooks", hooks);
 	parse(&st[1], "orders", orders);
 	/* An older library without fired_timer or acked: "-". */
-	r = reply_of("*8\r\n$7\r\npending\r\n:1\r\n$8\r\nnext_due\r\n:1000\r\n"
-	             "$13\r\nfired_expired\r\n:2\r\n$4\r\ndead\r\n:0\r\n");
+	r = unit_reply_str(
+	    "*8\r\n$7\r\npending\r\n:1\r\n$8\r\nnext_due\r\n:1000\r\n"
+	    "$13\r\nfired_expired\r\n:2\r\n$4\r\ndead\r\n:0\r\n");
 	ck_assert_int_eq(
 	    nsstats_parse(&st[2], "a.very-long_namespace.name", r, &cause), 0);
 	freeReplyObject(r);
@@ -198,7 +185,7 @@ static const char *const bad_replies[] = {
 
 START_TEST(test_bad_reply)
 {
-	redisReply *r = reply_of(bad_replies[_i]);
+	redisReply *r = unit_reply_str(bad_replies[_i]);
 	struct nsstats st;
 	char *cause = NULL;
 
@@ -219,7 +206,7 @@ START_TEST(test_edges)
 	struct nsstats st;
 	char *cause = NULL, *text;
 
-	r = reply_of(
+	r = unit_reply_str(
 	    "*2\r\n$32\r\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n:-5\r\n");
 	ck_assert_int_eq(nsstats_parse(&st, "x", r, &cause), 0);
 	freeReplyObject(r);
@@ -228,7 +215,7 @@ START_TEST(test_edges)
 	free(text);
 	nsstats_clear(&st);
 
-	r = reply_of("*0\r\n");
+	r = unit_reply_str("*0\r\n");
 	ck_assert_int_eq(nsstats_parse(&st, "x", r, &cause), 0);
 	freeReplyObject(r);
 	text = nsstats_json(&st);

@@ -16,27 +16,7 @@
 #include "sentinelreply.h"
 
 #include "unit.h"
-
-/* The reply hiredis reads from len RESP bytes at s. Caller frees. */
-static redisReply *
-reply_of_len(const char *s, size_t len)
-{
-	redisReader *rd;
-	void *r = NULL;
-
-	rd = redisReaderCreate();
-	ck_assert_int_eq(redisReaderFeed(rd, s, len), REDIS_OK);
-	ck_assert_int_eq(redisReaderGetReply(rd, &r), REDIS_OK);
-	ck_assert_ptr_nonnull(r);
-	redisReaderFree(rd);
-	return (r);
-}
-
-static redisReply *
-reply_of(const char *s)
-{
-	return (reply_of_len(s, strlen(s)));
-}
+#include "unitresp.h"
 
 static const struct {
 	const char *resp;
@@ -94,7 +74,7 @@ START_TEST(test_master_addr)
 	char *host = NULL, *cause = NULL;
 	int port = 0, rc;
 
-	r = reply_of(addrs[_i].resp);
+	r = unit_reply_str(addrs[_i].resp);
 	rc = sentinelreply_master_addr(r, "m", &host, &port, &cause);
 	if (addrs[_i].host != NULL) {
 		ck_assert_msg(rc == 0, "refused: %s", cause);
@@ -120,7 +100,7 @@ START_TEST(test_master_addr_nul)
 	char *host = NULL, *cause = NULL;
 	int port = 0;
 
-	r = reply_of_len(resp, sizeof resp - 1);
+	r = unit_reply(resp, sizeof resp - 1);
 	ck_assert_int_eq(
 	    sentinelreply_master_addr(r, "m", &host, &port, &cause), -1);
 	ck_assert_str_eq(
@@ -155,7 +135,7 @@ START_TEST(test_is_master)
 	redisReply *r;
 	char *cause = NULL;
 
-	r = reply_of(roles[_i].resp);
+	r = unit_reply_str(roles[_i].resp);
 	ck_assert_int_eq(sentinelreply_is_master(r, &cause), roles[_i].master);
 	if (roles[_i].master)
 		ck_assert_ptr_null(cause);
@@ -192,14 +172,14 @@ START_TEST(test_readonly)
 {
 	redisReply *r;
 
-	r = reply_of("-READONLY You can't write against a read only "
-	             "replica.\r\n");
+	r = unit_reply_str("-READONLY You can't write against a read only "
+	                   "replica.\r\n");
 	ck_assert(sentinelreply_readonly(r));
 	freeReplyObject(r);
-	r = reply_of("-ERR READONLY\r\n");
+	r = unit_reply_str("-ERR READONLY\r\n");
 	ck_assert(!sentinelreply_readonly(r));
 	freeReplyObject(r);
-	r = reply_of("+READONLY \r\n");
+	r = unit_reply_str("+READONLY \r\n");
 	ck_assert(!sentinelreply_readonly(r));
 	freeReplyObject(r);
 	ck_assert(!sentinelreply_readonly(NULL));

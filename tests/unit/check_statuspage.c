@@ -11,7 +11,6 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,39 +25,16 @@
 #include "statuspage.h"
 
 #include "unit.h"
+#include "unitresp.h"
 
 #define HOSTILE "<script>alert(1)</script>\"&'"
 #define HOSTILE_HTML "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&amp;&#39;"
 
-/* RESP text, built up. */
-struct resp {
-	char buf[8192];
-	size_t len;
-};
-
-static void __attribute__((format(printf, 2, 3)))
-put(struct resp *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	r->len +=
-	    (size_t)vsnprintf(r->buf + r->len, sizeof r->buf - r->len, fmt, ap);
-	va_end(ap);
-	ck_assert_uint_lt(r->len, sizeof r->buf);
-}
-
-static void
-bulk(struct resp *r, const char *s)
-{
-	put(r, "$%zu\r\n%s\r\n", strlen(s), s);
-}
-
 static void
 pair_int(struct resp *r, const char *name, long long v)
 {
-	bulk(r, name);
-	put(r, ":%lld\r\n", v);
+	resp_str(r, name);
+	resp_add(r, ":%lld\r\n", v);
 }
 
 /* name, then an array of n strings. */
@@ -67,24 +43,10 @@ pair_list(struct resp *r, const char *name, const char *const *s, size_t n)
 {
 	size_t i;
 
-	bulk(r, name);
-	put(r, "*%zu\r\n", n);
+	resp_str(r, name);
+	resp_add(r, "*%zu\r\n", n);
 	for (i = 0; i < n; i++)
-		bulk(r, s[i]);
-}
-
-static redisReply *
-reply_of(const struct resp *r)
-{
-	redisReader *reader = redisReaderCreate();
-	void *reply = NULL;
-
-	ck_assert_ptr_nonnull(reader);
-	ck_assert_int_eq(redisReaderFeed(reader, r->buf, r->len), REDIS_OK);
-	ck_assert_int_eq(redisReaderGetReply(reader, &reply), REDIS_OK);
-	ck_assert_ptr_nonnull(reply);
-	redisReaderFree(reader);
-	return (reply);
+		resp_str(r, s[i]);
 }
 
 /* cell k of rows becomes the len bytes at s (a NUL among them). */
@@ -120,7 +82,7 @@ status_resp(struct resp *r, const char *reactor, size_t nleased)
 		"0.1.0", "1893540000000", "127.0.0.1:9465" };
 
 	r->len = 0;
-	put(r, "*28\r\n");
+	resp_add(r, "*28\r\n");
 	pair_int(r, "now", 1893549000000);
 	pair_int(r, "pending", 3);
 	pair_int(r, "overdue", 1);
@@ -145,7 +107,7 @@ START_TEST(test_parse)
 	char *cause = NULL;
 
 	status_resp(&r, "r1", 3);
-	reply = reply_of(&r);
+	reply = resp_reply(&r);
 	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), 0);
 	freeReplyObject(reply);
 	ck_assert_ptr_null(cause);
@@ -175,8 +137,8 @@ START_TEST(test_parse_refused)
 
 	/* An error: Redis's words. */
 	r.len = 0;
-	put(&r, "-ERR bad limit \"101\": must be 0 to 100\r\n");
-	reply = reply_of(&r);
+	resp_add(&r, "-ERR bad limit \"101\": must be 0 to 100\r\n");
+	reply = resp_reply(&r);
 	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), -1);
 	ck_assert_str_eq(cause, "ERR bad limit \"101\": must be 0 to 100");
 	free(cause);
@@ -184,7 +146,7 @@ START_TEST(test_parse_refused)
 
 	/* A list whose length is not a whole number of rows. */
 	status_resp(&r, "r1", 4);
-	reply = reply_of(&r);
+	reply = resp_reply(&r);
 	cause = NULL;
 	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), -1);
 	ck_assert_str_eq(cause, "lapse_status answered something else");
@@ -194,10 +156,10 @@ START_TEST(test_parse_refused)
 
 	/* A field missing (an older library). */
 	r.len = 0;
-	put(&r, "*4\r\n");
+	resp_add(&r, "*4\r\n");
 	pair_int(&r, "now", 1);
 	pair_list(&r, "leased", no_rows, 0);
-	reply = reply_of(&r);
+	reply = resp_reply(&r);
 	cause = NULL;
 	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), -1);
 	ck_assert_str_eq(cause, "lapse_status answered something else");
@@ -206,9 +168,9 @@ START_TEST(test_parse_refused)
 
 	/* A count below its range. */
 	r.len = 0;
-	put(&r, "*2\r\n");
+	resp_add(&r, "*2\r\n");
 	pair_int(&r, "next_due", -2);
-	reply = reply_of(&r);
+	reply = resp_reply(&r);
 	cause = NULL;
 	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), -1);
 	free(cause);
@@ -223,8 +185,8 @@ START_TEST(test_parse_refused)
 	ck_assert_ptr_nonnull(at);
 	snprintf(rest, sizeof rest, "%s", at + strlen(":1893549000000"));
 	r.len = (size_t)(at - r.buf);
-	put(&r, ":%lld%s", 253402300800000LL, rest);
-	reply = reply_of(&r);
+	resp_add(&r, ":%lld%s", 253402300800000LL, rest);
+	reply = resp_reply(&r);
 	ck_assert_int_eq(reply->element[1]->integer, 253402300800000LL);
 	cause = NULL;
 	ck_assert_int_eq(statuspage_parse(&st, reply, &cause), -1);
@@ -257,11 +219,11 @@ render_three(int healthy)
 	int p;
 
 	status_resp(&r, "r1", 3);
-	reply = reply_of(&r);
+	reply = resp_reply(&r);
 	ck_assert_int_eq(statuspage_parse(&ra, reply, &cause), 0);
 	freeReplyObject(reply);
 	status_resp(&r, "r2", 3);
-	reply = reply_of(&r);
+	reply = resp_reply(&r);
 	ck_assert_int_eq(statuspage_parse(&rb, reply, &cause), 0);
 	freeReplyObject(reply);
 	/* b lists r2 alone. */
@@ -425,7 +387,7 @@ read_two(struct statuspage *page, struct statuspage_ns *ns,
 	memset(ns, 0, 2 * sizeof *ns);
 	for (i = 0; i < 2; i++) {
 		status_resp(&resp, reactor, 3);
-		reply = reply_of(&resp);
+		reply = resp_reply(&resp);
 		ck_assert_int_eq(statuspage_parse(&r[i], reply, &cause), 0);
 		freeReplyObject(reply);
 		for (p = 0; p < STATUSPAGE_PATHS; p++) {

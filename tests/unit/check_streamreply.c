@@ -17,36 +17,12 @@
 #include "streamreply.h"
 
 #include "unit.h"
-
-/* RESP text, built up with the functions below. */
-struct resp {
-	char buf[8192];
-	size_t len;
-};
-
-static void __attribute__((format(printf, 2, 3)))
-resp_add(struct resp *r, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(r->buf + r->len, sizeof r->buf - r->len, fmt, ap);
-	va_end(ap);
-	ck_assert_int_lt(n, (int)(sizeof r->buf - r->len));
-	r->len += (size_t)n;
-}
+#include "unitresp.h"
 
 static void
 resp_array(struct resp *r, int n)
 {
 	resp_add(r, "*%d\r\n", n);
-}
-
-static void
-resp_str(struct resp *r, const char *s)
-{
-	resp_add(r, "$%zu\r\n%s\r\n", strlen(s), s);
 }
 
 /* An entry: its id and n strings, field, value, ... */
@@ -75,21 +51,6 @@ resp_xread(struct resp *r, int n)
 	resp_array(r, n);
 }
 
-/* The reply that hiredis reads from r. */
-static redisReply *
-reply_of(const struct resp *r)
-{
-	redisReader *reader = redisReaderCreate();
-	void *reply = NULL;
-
-	ck_assert_ptr_nonnull(reader);
-	ck_assert_int_eq(redisReaderFeed(reader, r->buf, r->len), REDIS_OK);
-	ck_assert_int_eq(redisReaderGetReply(reader, &reply), REDIS_OK);
-	ck_assert_ptr_nonnull(reply);
-	redisReaderFree(reader);
-	return (reply);
-}
-
 START_TEST(test_xread_entries)
 {
 	struct resp resp = { .len = 0 };
@@ -102,7 +63,7 @@ START_TEST(test_xread_entries)
 	resp_entry(
 	    &resp, "1700000000000-0", 6, "id", "a", "payload", "p", "due", "5");
 	resp_entry(&resp, "1700000000000-1", 4, "id", "b", "unknown", "x");
-	r = reply_of(&resp);
+	r = resp_reply(&resp);
 	entries = streamreply_xread(r, &cause);
 	ck_assert_ptr_nonnull(entries);
 	ck_assert_ptr_null(cause);
@@ -164,7 +125,7 @@ START_TEST(test_ids)
 
 	resp_xread(&resp, 1);
 	resp_entry(&resp, ids[_i].id, 2, "id", "a");
-	r = reply_of(&resp);
+	r = resp_reply(&resp);
 	entries = streamreply_xread(r, &cause);
 	if (ids[_i].want == NULL) {
 		ck_assert_ptr_nonnull(entries);
@@ -217,7 +178,7 @@ START_TEST(test_shapes)
 	char *cause = NULL;
 
 	resp_add(&resp, "%s", shapes[_i].resp);
-	r = reply_of(&resp);
+	r = resp_reply(&resp);
 	ck_assert_ptr_null(streamreply_xread(r, &cause));
 	ck_assert_str_eq(cause, shapes[_i].want);
 	free(cause);
@@ -232,21 +193,21 @@ START_TEST(test_check_entries)
 	char *cause = NULL;
 
 	resp_array(&resp, 0);
-	r = reply_of(&resp);
+	r = resp_reply(&resp);
 	ck_assert_int_eq(streamreply_check_entries(r, &cause), 0);
 	freeReplyObject(r);
 
 	resp.len = 0;
 	resp_array(&resp, 1);
 	resp_entry(&resp, "5-1", 2, "id", "a");
-	r = reply_of(&resp);
+	r = resp_reply(&resp);
 	ck_assert_int_eq(streamreply_check_entries(r, &cause), 0);
 	ck_assert_str_eq(streamreply_id(r->element[0]), "5-1");
 	freeReplyObject(r);
 
 	resp.len = 0;
 	resp_str(&resp, "5-1");
-	r = reply_of(&resp);
+	r = resp_reply(&resp);
 	ck_assert_int_eq(streamreply_check_entries(r, &cause), -1);
 	ck_assert_str_eq(cause, "not an array of entries");
 	free(cause);
@@ -264,7 +225,7 @@ START_TEST(test_event_bad_fields)
 	resp_array(&resp, 1);
 	resp_entry(&resp, "1-0", 8, "id", "a", "due", "soon", "payload", "p",
 	    "attempt", "-1");
-	r = reply_of(&resp);
+	r = resp_reply(&resp);
 	ck_assert_int_eq(streamreply_check_entries(r, &cause), 0);
 	lapse_event_init(&ev);
 	ck_assert_int_eq(streamreply_event(r->element[0], &ev, &cause), -1);
@@ -294,7 +255,7 @@ START_TEST(test_dead)
 	resp_entry(&resp, "1-1", 6, "id", "b", "payload", "p", "error",
 	    "lease expired");
 	resp_entry(&resp, "1-2", 2, "payload", "orphan");
-	r = reply_of(&resp);
+	r = resp_reply(&resp);
 	ck_assert_int_eq(streamreply_check_entries(r, &cause), 0);
 
 	ck_assert_int_eq(streamreply_dead(r->element[0], &json, &cause), 0);
@@ -324,7 +285,7 @@ START_TEST(test_dead_bad_numbers)
 	resp_array(&resp, 1);
 	resp_entry(&resp, "1-0", 8, "id", "a", "due", "soon", "attempts", "2",
 	    "failed", "-1");
-	r = reply_of(&resp);
+	r = resp_reply(&resp);
 	ck_assert_int_eq(streamreply_check_entries(r, &cause), 0);
 	ck_assert_int_eq(streamreply_dead(r->element[0], &json, &cause), -1);
 	ck_assert_str_eq(
