@@ -27,9 +27,8 @@
 
 static const char cmd[] = "SENTINEL get-master-addr-by-name";
 
-/* A host as Sentinel announces it: an address, or a name. */
-static int
-valid_host(const char *s, size_t len)
+int
+sentinelreply_valid_host(const char *s, size_t len)
 {
 	struct in6_addr a6;
 	struct in_addr a4;
@@ -54,9 +53,8 @@ valid_host(const char *s, size_t len)
 	return (s[0] != '-' && s[0] != '.');
 }
 
-/* A port 1..65535 written in decimal digits only. */
-static int
-valid_port(const char *s, size_t len, int *port)
+int
+sentinelreply_valid_port(const char *s, size_t len, int *port)
 {
 	size_t i;
 	long v = 0;
@@ -110,11 +108,11 @@ sentinelreply_master_addr(const redisReply *r, const char *master, char **host,
 	}
 	h = r->element[0];
 	p = r->element[1];
-	if (!valid_host(h->str, h->len))
+	if (!sentinelreply_valid_host(h->str, h->len))
 		return (fail_quoting(cause,
 		    "the sentinel gave a bad master address \"", h->str, h->len,
 		    "\""));
-	if (!valid_port(p->str, p->len, port))
+	if (!sentinelreply_valid_port(p->str, p->len, port))
 		return (fail_quoting(cause,
 		    "the sentinel gave a bad master port \"", p->str, p->len,
 		    "\""));

@@ -43,4 +43,18 @@ sentinelreply_switch_master(const char *msg, size_t len, const char *master);
  */
 int sentinelreply_readonly(const redisReply *r);
 
+/*
+ * True when the len bytes at s (NUL-terminated at len) are a host as a
+ * node announces it: an IPv4 or IPv6 address, or a host name of letters,
+ * digits, '.', '-' and '_' not starting with '-' or '.'. Cluster replies
+ * are checked with it too.
+ */
+int sentinelreply_valid_host(const char *s, size_t len);
+
+/*
+ * True when the len bytes at s are a port 1..65535 in decimal digits
+ * only; *port is then set.
+ */
+int sentinelreply_valid_port(const char *s, size_t len, int *port);
+
 #endif
