@@ -86,6 +86,7 @@
 struct cli {
 	const char *url_string;
 	struct redis_url *url;
+	const char *password; /* the data nodes', from the environment */
 	redisContext *c;
 };
 
@@ -522,6 +523,7 @@ cli_open(struct cli *cli, char **cause)
 		free(cli->url->password);
 		cli->url->password = xstrdup(sentinel_password);
 	}
+	cli->password = password;
 	cli->c = rconn_open(cli->url, password, CONNECT_MS, COMMAND_MS, cause);
 	if (cli->c == NULL)
 		return (-1);
@@ -563,6 +565,18 @@ is_refusal(const char *cmd, const char *err)
 }
 
 /*
+ * Send a command on the open connection; in a Redis Cluster, to the node
+ * of its keys' slot, following MOVED and ASK (rconn_command_routed()).
+ */
+static redisReply *
+cli_command(struct cli *cli, const struct rcmd *call, char **cause)
+{
+	return (
+	    rconn_command_routed(&cli->c, cli->url, cli->password, CONNECT_MS,
+	        COMMAND_MS, call->argc, call->argv, call->argvlen, cause));
+}
+
+/*
  * Run a command, connecting first if need be. Returns the reply, or NULL
  * after printing why (the exit code is then in *code: 3 for a connection
  * failure, 2 for a refusal of the Functions library, 3 for any other
@@ -577,8 +591,7 @@ cli_call(struct cli *cli, const struct rcmd *call, int *code)
 	*code = cli_connect(cli);
 	if (*code != 0)
 		return (NULL);
-	r = rconn_command(
-	    cli->c, call->argc, call->argv, call->argvlen, &cause);
+	r = cli_command(cli, call, &cause);
 	if (r == NULL) {
 		*code = fail_cause(EXIT_REDIS, cause);
 		return (NULL);
@@ -1445,8 +1458,7 @@ tail_call(struct cli *cli, const struct rcmd *call, int *code)
 		return (cli_call(cli, call, code));
 	for (;;) {
 		if (cli->c != NULL || cli_open(cli, &cause) == 0) {
-			r = rconn_command(cli->c, call->argc, call->argv,
-			    call->argvlen, &cause);
+			r = cli_command(cli, call, &cause);
 			if (r != NULL && r->type == REDIS_REPLY_ERROR) {
 				*code = fail(EXIT_REDIS, "Redis: %s", r->str);
 				freeReplyObject(r);

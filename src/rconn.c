@@ -15,6 +15,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "clusterreply.h"
 #include "lualib.h"
 #include "rconn.h"
 #include "redisurl.h"
@@ -312,4 +313,103 @@ rconn_open(const struct redis_url *url, const char *password, int connect_ms,
 		return (rconn_open_sentinel(
 		    url, password, connect_ms, command_ms, cause));
 	return (rconn_open_node(url, password, connect_ms, command_ms, cause));
+}
+
+/*
+ * A connection to the node a redirection names, with url's credentials
+ * and database, running our library. NULL with *cause.
+ */
+static redisContext *
+rconn_open_redirect(const struct redis_url *url,
+    const struct cluster_redirect *rd, const char *password, int connect_ms,
+    int command_ms, char **cause)
+{
+	struct redis_url *node;
+	redisContext *c;
+
+	node = redis_url_tcp(rd->host, rd->port, url->db);
+	if (url->user != NULL)
+		node->user = xstrdup(url->user);
+	if (url->password != NULL)
+		node->password = xstrdup(url->password);
+	c = rconn_open_node(node, password, connect_ms, command_ms, cause);
+	redis_url_free(node);
+	if (c == NULL)
+		return (NULL);
+	if (rconn_load_functions(c, cause) != 0) {
+		redisFree(c);
+		return (NULL);
+	}
+	return (c);
+}
+
+/* Send ASKING then the command on c; the command's reply, or NULL. */
+static redisReply *
+rconn_asking(redisContext *c, int argc, const char **argv,
+    const size_t *argvlen, char **cause)
+{
+	const char *asking[] = { "ASKING" };
+
+	if (command_ok(c, 1, asking, "ASKING", cause) != 0)
+		return (NULL);
+	return (rconn_command(c, argc, argv, argvlen, cause));
+}
+
+/* Send the command, following redirections: see rconn_command_routed(). */
+static redisReply *
+rconn_route_once(redisContext **c, const struct redis_url *url,
+    const char *password, int connect_ms, int command_ms, int argc,
+    const char **argv, const size_t *argvlen, char **cause)
+{
+	struct cluster_redirect rd;
+	redisContext *next;
+	redisReply *r;
+	int hops, rc;
+
+	r = rconn_command(*c, argc, argv, argvlen, cause);
+	for (hops = 0; r != NULL && hops < RCONN_REDIRECTS; hops++) {
+		rc = clusterreply_redirect(
+		    r, url->is_unix ? NULL : url->host, &rd, cause);
+		if (rc == 0)
+			return (r);
+		freeReplyObject(r);
+		if (rc == -1)
+			return (NULL);
+		next = rconn_open_redirect(
+		    url, &rd, password, connect_ms, command_ms, cause);
+		free(rd.host);
+		if (next == NULL)
+			return (NULL);
+		if (rd.ask) {
+			r = rconn_asking(next, argc, argv, argvlen, cause);
+			redisFree(next);
+		} else {
+			redisFree(*c);
+			*c = next;
+			r = rconn_command(*c, argc, argv, argvlen, cause);
+		}
+	}
+	return (r);
+}
+
+redisReply *
+rconn_command_routed(redisContext **c, const struct redis_url *url,
+    const char *password, int connect_ms, int command_ms, int argc,
+    const char **argv, const size_t *argvlen, char **cause)
+{
+	struct timespec ts;
+	redisReply *r;
+	int waited;
+
+	ts.tv_sec = RCONN_UNSETTLED_PAUSE_MS / 1000;
+	ts.tv_nsec = (RCONN_UNSETTLED_PAUSE_MS % 1000) * 1000000L;
+	for (waited = 0;; waited += RCONN_UNSETTLED_PAUSE_MS) {
+		r = rconn_route_once(c, url, password, connect_ms, command_ms,
+		    argc, argv, argvlen, cause);
+		if (r == NULL || !clusterreply_unsettled(r) ||
+		    waited >= RCONN_UNSETTLED_MS)
+			return (r);
+		freeReplyObject(r);
+		nanosleep(&ts, NULL);
+	}
 }

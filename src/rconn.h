@@ -59,4 +59,32 @@ int rconn_load_functions(redisContext *c, char **cause);
 redisReply *rconn_command(redisContext *c, int argc, const char **argv,
     const size_t *argvlen, char **cause);
 
+/* Redirections a routed command follows before giving up. */
+#define RCONN_REDIRECTS 5
+
+/*
+ * How long a routed command is sent again while the cluster answers
+ * TRYAGAIN (a slot half migrated) or CLUSTERDOWN, and the pause between.
+ */
+#define RCONN_UNSETTLED_MS 5000
+#define RCONN_UNSETTLED_PAUSE_MS 100
+
+/*
+ * Run a command as rconn_command() does, following Redis Cluster's
+ * redirections: on MOVED, *c is replaced by a connection to the node
+ * named (url's credentials and database, password as for rconn_open(),
+ * the Functions library made sure of) and the command is sent again; on
+ * ASK, it is sent to the node named after ASKING, on a connection for
+ * that command only. At most RCONN_REDIRECTS redirections; the last
+ * redirection is then returned as the error reply it is. A TRYAGAIN or
+ * CLUSTERDOWN answer is waited out: the command is sent again every
+ * RCONN_UNSETTLED_PAUSE_MS for up to RCONN_UNSETTLED_MS, then returned. *c is borrowed
+ * and may be replaced (the old one freed); it stays a connection even
+ * when NULL is returned. Outside a Cluster no reply is a redirection, so
+ * this is rconn_command().
+ */
+redisReply *rconn_command_routed(redisContext **c, const struct redis_url *url,
+    const char *password, int connect_ms, int command_ms, int argc,
+    const char **argv, const size_t *argvlen, char **cause);
+
 #endif

@@ -1,0 +1,105 @@
+# Shared by the Redis Cluster tests, after lib.sh and sentinel_lib.sh:
+# six cluster nodes on 127.0.0.1 TCP ports picked free (each with its
+# bus on port + 10000, free as well), made into 3 primaries with a
+# replica each by redis-cli --cluster create, every node tracked for the
+# cleanup.
+#
+# cluster_setup sets C_NAMES (c1..c6), C_PORTS and CLUSTER_URL (a
+# redis:// URL of the first node). The namespaces a, b and c have their
+# slots (15495, 3300, 7365) in the three ranges redis-cli gives the three
+# primaries (10923-16383, 0-5460, 5461-10922).
+
+# cluster_node_start NAME: a cluster node on a free port whose bus port
+# is free too; sets PORT.
+cluster_node_start() {
+	local name=$1 try rc
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		free_port
+		PORT=$FREE_PORT
+		[ "$PORT" -lt 55000 ] || continue
+		if (exec 3<>"/dev/tcp/127.0.0.1/$((PORT + 10000))") \
+		    2>/dev/null; then
+			continue
+		fi
+		node_start "$name" "$PORT" --cluster-enabled yes \
+		    --cluster-config-file "$T_DIR/$name/nodes.conf" \
+		    --cluster-node-timeout "${CLUSTER_NODE_TIMEOUT:-1000}"
+		rc=$?
+		[ $rc -eq 2 ] || return $rc
+	done
+	echo "Bail out! $name: every port tried was taken"
+	exit 1
+}
+
+# cluster_ok PORT: the node says the cluster is ok and knows all slots.
+cluster_ok() {
+	ncli "$1" CLUSTER INFO | tr -d '\r' | grep -q '^cluster_state:ok$' &&
+	    ncli "$1" CLUSTER INFO | tr -d '\r' |
+	    grep -q '^cluster_slots_assigned:16384$'
+}
+
+# cluster_agree: every node still running says ok, and redis-cli sees
+# all slots covered and every node agreeing.
+cluster_agree() {
+	local p
+	for p in $C_LIVE; do
+		cluster_ok "$p" || return 1
+	done
+	"$REDIS_CLI" --cluster check "127.0.0.1:${C_LIVE%% *}" 2>&1 |
+	    grep -q 'All nodes agree about slots configuration' || return 1
+	"$REDIS_CLI" --cluster check "127.0.0.1:${C_LIVE%% *}" 2>&1 |
+	    grep -q 'All 16384 slots covered'
+}
+
+cluster_setup() {
+	local i addrs=
+	C_NAMES=
+	C_PORTS=
+	for i in 1 2 3 4 5 6; do
+		cluster_node_start "c$i"
+		C_NAMES="$C_NAMES${C_NAMES:+ }c$i"
+		C_PORTS="$C_PORTS${C_PORTS:+ }$PORT"
+		echo "$PORT" >"$T_DIR/c$i.port"
+		addrs="$addrs 127.0.0.1:$PORT"
+	done
+	C_LIVE=$C_PORTS
+	# shellcheck disable=SC2086
+	if ! "$REDIS_CLI" --cluster create $addrs --cluster-replicas 1 \
+	    --cluster-yes >"$T_DIR/create.log" 2>&1; then
+		echo "Bail out! redis-cli --cluster create failed"
+		sed 's/^/# /' "$T_DIR/create.log"
+		exit 1
+	fi
+	if ! wait_until 30 "the cluster to agree" cluster_agree; then
+		echo "Bail out! the cluster does not agree"
+		exit 1
+	fi
+	CLUSTER_URL="redis://127.0.0.1:${C_PORTS%% *}"
+}
+
+# slot_port SLOT: the port of the primary serving SLOT, as the first
+# live node says.
+slot_port() {
+	ncli "${C_LIVE%% *}" CLUSTER SLOTS | awk -v s="$1" '
+		BEGIN { n = 0 }
+		{ v[++n] = $0 }
+		END {
+			# Raw output flattens the arrays: first, last, host,
+			# port, id, [host, port, id]...; find a range start.
+			for (i = 1; i + 3 <= n; i++)
+				if (v[i] ~ /^[0-9]+$/ && v[i + 1] ~ /^[0-9]+$/ &&
+				    v[i + 2] == "127.0.0.1" && v[i] + 0 <= s &&
+				    s <= v[i + 1] + 0) {
+					print v[i + 3]
+					exit
+				}
+		}'
+}
+
+# port_name PORT: the name (c1..c6) of the node on PORT.
+port_name() {
+	local n
+	for n in $C_NAMES; do
+		[ "$(cat "$T_DIR/$n.port")" = "$1" ] && echo "$n" && return
+	done
+}
