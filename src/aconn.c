@@ -53,6 +53,7 @@
 #include "aconn.h"
 #include "backoff.h"
 #include "clock.h"
+#include "clusterreply.h"
 #include "histogram.h"
 #include "log.h"
 #include "lualib.h"
@@ -260,6 +261,28 @@ check_cb(evutil_socket_t fd, short events, void *arg)
 	aconn_drop(conn, why);
 }
 
+/*
+ * Whether r is a Redis Cluster error that says the slot's node is not
+ * what the target named: MOVED, ASK, CLUSTERDOWN or TRYAGAIN.
+ */
+static int
+cluster_error(const redisReply *r)
+{
+	struct cluster_redirect rd;
+	char *cause = NULL;
+	int rc;
+
+	if (r == NULL || r->type != REDIS_REPLY_ERROR)
+		return (0);
+	if (clusterreply_unsettled(r))
+		return (1);
+	rc = clusterreply_redirect(r, NULL, &rd, &cause);
+	if (rc == 1)
+		free(rd.host);
+	free(cause);
+	return (rc != 0);
+}
+
 static void
 reply_cb(redisAsyncContext *ac, void *r, void *privdata)
 {
@@ -279,7 +302,9 @@ reply_cb(redisAsyncContext *ac, void *r, void *privdata)
 		/* The node became a replica: find the master again. */
 		conn->cfg.stale(conn->cfg.target_arg, "READONLY reply");
 		aconn_drop(conn, "the node answered READONLY: a replica now");
-	}
+	} else if (conn->cfg.stale != NULL && cluster_error(r))
+		/* A Cluster's slot moved or is moving: find its node again. */
+		conn->cfg.stale(conn->cfg.target_arg, ((redisReply *)r)->str);
 	if (conn->npending == 0 && conn->idle_cb != NULL)
 		conn->idle_cb(conn, conn->idle_arg);
 }

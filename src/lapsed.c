@@ -39,6 +39,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "status.h"
+#include "rconn.h"
 #include "reactor.h"
 #include "redisurl.h"
 #include "sdnotify.h"
@@ -74,6 +75,34 @@ struct lapsed {
 
 	int status; /* the exit status */
 };
+
+/*
+ * Whether the node of a redis:// URL is one of a Redis Cluster: asked
+ * once at start, with the connect and command deadlines. A node that
+ * cannot be asked is taken for a single node, with a warning (a unix
+ * socket or a sentinel URL is never a Cluster's).
+ */
+static int
+probe_cluster(const struct conf *cfg)
+{
+	char *cause;
+	int rc;
+
+	if (cfg->redis->is_unix || cfg->redis->is_sentinel)
+		return (0);
+	rc = rconn_cluster_probe(cfg->redis, cfg->password,
+	    (int)cfg->connect_timeout_ms, (int)cfg->command_timeout_ms, &cause);
+	if (rc == -1) {
+		log_warnx("cannot ask %s whether it is a Redis Cluster node "
+		          "(%s): taking it for a single node",
+		    cfg->url, cause);
+		free(cause);
+		return (0);
+	}
+	if (rc == 1)
+		log_info("%s is a Redis Cluster node", cfg->url);
+	return (rc);
+}
 
 static void
 usage(FILE *f)
@@ -417,7 +446,8 @@ loop_create(struct lapsed *d)
 			return (stop(d, 1));
 		}
 	}
-	d->reactor = reactor_new(d->base, d->dns, d->cfg, &cause);
+	d->reactor =
+	    reactor_new(d->base, d->dns, d->cfg, probe_cluster(d->cfg), &cause);
 	if (d->reactor == NULL) {
 		log_errorx("%s", cause);
 		free(cause);

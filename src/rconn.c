@@ -413,3 +413,24 @@ rconn_command_routed(redisContext **c, const struct redis_url *url,
 		nanosleep(&ts, NULL);
 	}
 }
+
+int
+rconn_cluster_probe(const struct redis_url *url, const char *password,
+    int connect_ms, int command_ms, char **cause)
+{
+	const char *argv[] = { "INFO", "cluster" };
+	redisContext *c;
+	redisReply *r;
+	int rc;
+
+	c = rconn_open_node(url, password, connect_ms, command_ms, cause);
+	if (c == NULL)
+		return (-1);
+	r = rconn_command(c, 2, argv, NULL, cause);
+	redisFree(c);
+	if (r == NULL)
+		return (-1);
+	rc = clusterreply_enabled(r, cause);
+	freeReplyObject(r);
+	return (rc);
+}

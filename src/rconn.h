@@ -59,6 +59,15 @@ int rconn_load_functions(redisContext *c, char **cause);
 redisReply *rconn_command(redisContext *c, int argc, const char **argv,
     const size_t *argvlen, char **cause);
 
+/*
+ * Whether the node of url (redis://, not a unix socket nor a sentinel
+ * URL) is a Redis Cluster node: INFO cluster says cluster_enabled:1.
+ * Returns 1 or 0, or -1 with *cause (caller frees) when the node cannot
+ * be asked (unreachable, refused, an unexpected reply).
+ */
+int rconn_cluster_probe(const struct redis_url *url, const char *password,
+    int connect_ms, int command_ms, char **cause);
+
 /* Redirections a routed command follows before giving up. */
 #define RCONN_REDIRECTS 5
 

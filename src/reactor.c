@@ -1,8 +1,12 @@
 /*
  * The reactor's wiring. Invariants: every namespace is bound to exactly
- * one link, for its whole life; links and namespaces are created before
- * the links start (subscriptions are registered then) and freed only
- * after the loop ends. Once stopping, nothing new is sent, and the loop
+ * one link, for its whole life: the one link of a single node or of
+ * Sentinel's master, or in a Redis Cluster a link of its own whose target
+ * is its slot's primary (the link moves when the slot does, and the
+ * namespace hears LINK_UP and LINK_CATCH_UP as after any reconnect, so it
+ * sweeps at once); links and namespaces are created before the links
+ * start (subscriptions are registered then) and freed only after the
+ * loop ends. Once stopping, nothing new is sent, and the loop
  * exits when no call is in flight on any link, or after command-timeout.
  */
 #include "config.h"
@@ -15,6 +19,8 @@
 #include <event2/event.h>
 
 #include "aconn.h"
+#include "cluster.h"
+#include "clusterreply.h"
 #include "conf.h"
 #include "hello.h"
 #include "hostport.h"
@@ -27,21 +33,22 @@
 #include "spawn.h"
 #include "xmalloc.h"
 
-/* Links of a reactor: one node, until Sentinel and Cluster resolve more. */
-#define REACTOR_NLINKS 1
-
 /* How often the state is checked for what no event of a link says. */
 #define REACTOR_STATE_MS 1000
 
 struct reactor {
 	struct event_base *base;
 	const struct conf *cfg;
-	struct link *link; /* the one node, today */
+	struct link **links; /* one, or in a Cluster one per namespace */
+	size_t nlinks;
+	int *started; /* link_start() was called on links[i] */
+	char **link_names;
 	struct sentinel *sentinel; /* finds the node: redis-sentinel:// */
-	int link_started; /* link_start() was called */
-	char *link_name;
+	struct cluster *cluster; /* finds each slot's node: a Cluster */
+	struct cluster_target **targets; /* links[i]'s, in a Cluster */
 	char *expired_channel;
 	struct namespace **ns;
+	size_t *ns_link; /* the index of the link of ns[i] */
 	size_t nns;
 	struct hello *hello; /* this reactor's entry in the registry */
 
@@ -69,11 +76,35 @@ master_changed_cb(void *arg)
 
 	if (r->stopping)
 		return; /* link_stop() was called: started or not, it stays */
-	if (!r->link_started) {
-		r->link_started = 1;
-		link_start(r->link);
+	if (!r->started[0]) {
+		r->started[0] = 1;
+		link_start(r->links[0]);
 	} else
-		link_retarget(r->link);
+		link_retarget(r->links[0]);
+}
+
+/*
+ * A slot of the Cluster was found on a node, or moved: each link whose
+ * slot's node is known starts, or moves to it (a link already there
+ * stays: link_retarget() only moves a connection to another node).
+ */
+static void
+slots_changed_cb(void *arg)
+{
+	struct reactor *r = arg;
+	const char *why;
+	size_t i;
+
+	if (r->stopping)
+		return;
+	for (i = 0; i < r->nlinks; i++) {
+		if (r->started[i])
+			link_retarget(r->links[i]);
+		else if (cluster_target(r->targets[i], &why) != NULL) {
+			r->started[i] = 1;
+			link_start(r->links[i]);
+		}
+	}
 }
 
 /* The static resolver: the configured URL. */
@@ -122,23 +153,41 @@ expired_cb(
 static void
 reactor_check_state(struct reactor *r)
 {
-	char why[200], status[sizeof r->status];
+	char why[200], prefixed[sizeof why], status[sizeof r->status];
+	size_t i;
 	int connected;
 
 	if (r->state_cb == NULL || r->stopping)
 		return;
-	connected = link_connected(r->link, why, sizeof why);
-	if (!connected && r->sentinel != NULL && !r->link_started &&
+	connected = 1;
+	why[0] = '\0';
+	for (i = 0; i < r->nlinks && connected; i++) {
+		connected = link_connected(r->links[i], why, sizeof why);
+		if (connected || r->cluster == NULL)
+			continue;
+		if (!r->started[i] && cluster_last_error(r->cluster)[0] != '\0')
+			snprintf(why, sizeof why, "cluster: %s",
+			    cluster_last_error(r->cluster));
+		else if (why[0] != '\0') {
+			snprintf(prefixed, sizeof prefixed, "%s: %s",
+			    r->link_names[i], why);
+			snprintf(why, sizeof why, "%s", prefixed);
+		}
+	}
+	if (!connected && r->sentinel != NULL && !r->started[0] &&
 	    sentinel_last_error(r->sentinel)[0] != '\0')
 		snprintf(why, sizeof why, "sentinels: %s",
 		    sentinel_last_error(r->sentinel));
 	if (connected)
 		snprintf(status, sizeof status,
-		    "connected to redis %s: %zu namespace%s", r->link_name,
-		    r->nns, r->nns == 1 ? "" : "s");
+		    "connected to redis %s%s: %zu namespace%s", r->cfg->url,
+		    r->cluster != NULL ? " (cluster)" : "", r->nns,
+		    r->nns == 1 ? "" : "s");
 	else
-		snprintf(status, sizeof status, "%sconnecting to redis %s%s%s",
-		    r->was_connected ? "re" : "", r->link_name,
+		snprintf(status, sizeof status,
+		    "%sconnecting to redis %s%s%s%s",
+		    r->was_connected ? "re" : "", r->cfg->url,
+		    r->cluster != NULL ? " (cluster)" : "",
 		    why[0] != '\0' ? ": " : "", why);
 	if (connected)
 		r->was_connected = 1;
@@ -166,6 +215,8 @@ on_link_event(struct link *link, enum link_event ev, void *arg)
 	if (ev == LINK_UP)
 		hello_link_up(r->hello, link);
 	for (i = 0; i < r->nns && ev != LINK_DOWN; i++) {
+		if (r->links[r->ns_link[i]] != link)
+			continue;
 		if (ev == LINK_UP)
 			namespace_up(r->ns[i]);
 		else
@@ -187,9 +238,106 @@ reactor_flags(const struct conf *cfg)
 	return ("Ex");
 }
 
+/*
+ * In a Cluster, every watched prefix must decide its keys' slot, and it
+ * must be the namespace's: else the application's keys are on another
+ * node, whose notifications the namespace's link never hears, and the
+ * adoption (a script on the namespace's keys and the application's)
+ * would be refused. Returns 0, or -1 with *cause.
+ */
+static int
+reactor_check_watch(const struct conf_ns *ns, unsigned int slot, char **cause)
+{
+	unsigned int wslot;
+	size_t i;
+	const char *w;
+
+	for (i = 0; i < ns->nwatch; i++) {
+		w = ns->watch[i];
+		if (clusterreply_prefix_slot(w, strlen(w), &wslot) == 0 &&
+		    wslot == slot)
+			continue;
+		xasprintf(cause,
+		    "namespace \"%s\": watch prefix \"%s\" cannot work in a "
+		    "Redis Cluster: the keys it matches must hash to the "
+		    "namespace's slot %u; use a prefix with the hash tag "
+		    "{%s}, e.g. \"{%s}:%s\"",
+		    ns->name, w, slot, ns->name, ns->name, w);
+		return (-1);
+	}
+	return (0);
+}
+
+/* The configuration of link i (name borrowed from r->link_names). */
+static void
+reactor_link_config(struct reactor *r, size_t i, struct link_config *lc)
+{
+	const struct conf *cfg = r->cfg;
+
+	memset(lc, 0, sizeof *lc);
+	lc->name = r->link_names[i];
+	lc->target = static_target;
+	lc->target_arg = (void *)cfg;
+	if (r->sentinel != NULL) {
+		lc->target = sentinel_target;
+		lc->stale = sentinel_stale;
+		lc->target_arg = r->sentinel;
+	} else if (r->cluster != NULL) {
+		lc->target = cluster_target;
+		lc->stale = cluster_stale;
+		lc->target_arg = r->targets[i];
+	}
+	lc->password = cfg->password;
+	lc->connect_timeout_ms = cfg->connect_timeout_ms;
+	lc->command_timeout_ms = cfg->command_timeout_ms;
+	lc->keyspace_flags = reactor_flags(cfg);
+	lc->keyspace_auto = cfg->keyspace_events_auto;
+}
+
+/*
+ * The Cluster's topology and a target per namespace's slot; the
+ * namespaces' watched prefixes checked. Returns 0, or -1 with *cause.
+ */
+static int
+reactor_new_cluster(struct reactor *r, struct event_base *base,
+    struct evdns_base *dns, char **cause)
+{
+	const struct conf *cfg = r->cfg;
+	struct cluster_config cc;
+	unsigned int slot;
+	char *tag;
+	size_t i;
+
+	if (cfg->redis->db != 0) {
+		xasprintf(cause,
+		    "%s is a Redis Cluster node: a Cluster has database 0 "
+		    "only; drop /%d from the url",
+		    cfg->url, cfg->redis->db);
+		return (-1);
+	}
+	memset(&cc, 0, sizeof cc);
+	cc.url = cfg->redis;
+	cc.password = cfg->password;
+	cc.connect_timeout_ms = cfg->connect_timeout_ms;
+	cc.command_timeout_ms = cfg->command_timeout_ms;
+	r->cluster = cluster_new(base, dns, &cc, slots_changed_cb, r);
+	r->targets = xcalloc(r->nlinks, sizeof *r->targets);
+	for (i = 0; i < cfg->nns; i++) {
+		xasprintf(&tag, "{%s}", cfg->ns[i].name);
+		slot = clusterreply_keyslot(tag, strlen(tag));
+		free(tag);
+		if (reactor_check_watch(&cfg->ns[i], slot, cause) != 0)
+			return (-1);
+		r->targets[i] = cluster_add_slot(r->cluster, slot);
+		xasprintf(
+		    &r->link_names[i], "%s {%s}", cfg->url, cfg->ns[i].name);
+	}
+	return (0);
+}
+
 struct reactor *
 reactor_new(struct event_base *base, struct evdns_base *dns,
-    const struct conf *cfg, char **cause)
+    const struct conf *cfg, int cluster, char **cause)
 {
 	char listen[HOSTPORT_BUFSIZE];
 	struct hello_self self;
@@ -201,11 +349,17 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 	r = xcalloc(1, sizeof *r);
 	r->base = base;
 	r->cfg = cfg;
-	r->link_name = xstrdup(cfg->url);
-	memset(&lc, 0, sizeof lc);
-	lc.name = r->link_name;
-	lc.target = static_target;
-	lc.target_arg = (void *)cfg;
+	r->nlinks = cluster ? cfg->nns : 1;
+	r->links = xcalloc(r->nlinks, sizeof *r->links);
+	r->started = xcalloc(r->nlinks, sizeof *r->started);
+	r->link_names = xcalloc(r->nlinks, sizeof *r->link_names);
+	if (cluster) {
+		if (reactor_new_cluster(r, base, dns, cause) != 0) {
+			reactor_free(r);
+			return (NULL);
+		}
+	} else
+		r->link_names[0] = xstrdup(cfg->url);
 	if (cfg->redis->is_sentinel) {
 		memset(&sc, 0, sizeof sc);
 		sc.url = cfg->redis;
@@ -214,20 +368,14 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 		sc.command_timeout_ms = cfg->command_timeout_ms;
 		r->sentinel =
 		    sentinel_new(base, dns, &sc, master_changed_cb, r);
-		lc.target = sentinel_target;
-		lc.stale = sentinel_stale;
-		lc.target_arg = r->sentinel;
 	}
-	lc.password = cfg->password;
-	lc.connect_timeout_ms = cfg->connect_timeout_ms;
-	lc.command_timeout_ms = cfg->command_timeout_ms;
-	lc.keyspace_flags = reactor_flags(cfg);
-	lc.keyspace_auto = cfg->keyspace_events_auto;
-	r->link = link_new(base, dns, &lc, on_link_event, r);
-
 	xasprintf(
 	    &r->expired_channel, "__keyevent@%d__:expired", cfg->redis->db);
-	link_subscribe(r->link, r->expired_channel, expired_cb, r);
+	for (i = 0; i < r->nlinks; i++) {
+		reactor_link_config(r, i, &lc);
+		r->links[i] = link_new(base, dns, &lc, on_link_event, r);
+		link_subscribe(r->links[i], r->expired_channel, expired_cb, r);
+	}
 	for (i = 0; i < cfg->nns && !r->spawning; i++) {
 		if (cfg->ns[i].sink != CONF_SINK_EXEC)
 			continue;
@@ -247,14 +395,16 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 	r->hello = hello_new(base, &self);
 	r->nns = cfg->nns;
 	r->ns = xcalloc(r->nns, sizeof *r->ns);
+	r->ns_link = xcalloc(r->nns, sizeof *r->ns_link);
 	for (i = 0; i < r->nns; i++) {
-		r->ns[i] =
-		    namespace_new(base, dns, cfg, &cfg->ns[i], r->link, cause);
+		r->ns_link[i] = cluster ? i : 0;
+		r->ns[i] = namespace_new(base, dns, cfg, &cfg->ns[i],
+		    r->links[r->ns_link[i]], cause);
 		if (r->ns[i] == NULL) {
 			reactor_free(r);
 			return (NULL);
 		}
-		hello_add(r->hello, r->link, cfg->ns[i].name);
+		hello_add(r->hello, r->links[r->ns_link[i]], cfg->ns[i].name);
 	}
 	return (r);
 }
@@ -273,9 +423,12 @@ reactor_start(struct reactor *r)
 
 	if (r->sentinel != NULL)
 		sentinel_start(r->sentinel); /* the link starts once it knows */
+	else if (r->cluster != NULL)
+		cluster_start(
+		    r->cluster); /* each link once its node is known */
 	else {
-		r->link_started = 1;
-		link_start(r->link);
+		r->started[0] = 1;
+		link_start(r->links[0]);
 	}
 	hello_start(r->hello);
 	if (r->state_cb == NULL)
@@ -289,14 +442,25 @@ reactor_start(struct reactor *r)
 	reactor_check_state(r);
 }
 
+/* The calls in flight on every link. */
+static size_t
+reactor_pending(const struct reactor *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nlinks; i++)
+		n += link_pending(r->links[i]);
+	return (n);
+}
+
 static void
 stop_timer_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct reactor *r = arg;
+	size_t n = reactor_pending(r);
 
-	log_warnx("stopping with %zu call%s still in flight after %llu ms",
-	    link_pending(r->link), link_pending(r->link) == 1 ? "" : "s",
-	    (unsigned long long)r->cfg->command_timeout_ms);
+	log_warnx("stopping with %zu call%s still in flight after %llu ms", n,
+	    n == 1 ? "" : "s", (unsigned long long)r->cfg->command_timeout_ms);
 	event_base_loopexit(r->base, NULL);
 }
 
@@ -306,7 +470,7 @@ idle_cb(struct aconn *conn, void *arg)
 {
 	struct reactor *r = arg;
 
-	if (link_pending(r->link) != 0)
+	if (reactor_pending(r) != 0)
 		return;
 	evtimer_del(r->stop_timer);
 	event_base_loopexit(r->base, NULL);
@@ -317,6 +481,7 @@ static void
 stop_link(struct reactor *r)
 {
 	struct timeval tv;
+	size_t i;
 
 	r->stop_timer = evtimer_new(r->base, stop_timer_cb, r);
 	if (r->stop_timer == NULL)
@@ -324,7 +489,8 @@ stop_link(struct reactor *r)
 	tv.tv_sec = (time_t)(r->cfg->command_timeout_ms / 1000);
 	tv.tv_usec = (suseconds_t)(r->cfg->command_timeout_ms % 1000) * 1000;
 	evtimer_add(r->stop_timer, &tv);
-	link_stop(r->link, idle_cb, r);
+	for (i = 0; i < r->nlinks; i++)
+		link_stop(r->links[i], idle_cb, r);
 }
 
 /* A delivery namespace has no attempt left. */
@@ -364,8 +530,11 @@ reactor_free(struct reactor *r)
 	if (r == NULL)
 		return;
 	r->stopping = 1;
-	link_free(r->link); /* answers what is in flight with NULL */
+	for (i = 0; i < r->nlinks; i++)
+		link_free(
+		    r->links[i]); /* answers what is in flight with NULL */
 	sentinel_free(r->sentinel);
+	cluster_free(r->cluster);
 	hello_free(r->hello);
 	for (i = 0; i < r->nns && r->ns[i] != NULL; i++)
 		namespace_free(r->ns[i]);
@@ -377,7 +546,13 @@ reactor_free(struct reactor *r)
 	if (r->state_timer != NULL)
 		event_free(r->state_timer);
 	free(r->expired_channel);
-	free(r->link_name);
+	for (i = 0; i < r->nlinks; i++)
+		free(r->link_names[i]);
+	free(r->link_names);
+	free(r->links);
+	free(r->started);
+	free(r->targets);
+	free(r->ns_link);
 	free(r);
 }
 
@@ -386,9 +561,10 @@ reactor_stats(const struct reactor *r, struct reactor_stats *st)
 {
 	size_t i;
 
-	st->nlinks = REACTOR_NLINKS;
+	st->nlinks = r->nlinks;
 	st->links = xcalloc(st->nlinks, sizeof *st->links);
-	link_stats(r->link, &st->links[0]);
+	for (i = 0; i < r->nlinks; i++)
+		link_stats(r->links[i], &st->links[i]);
 	st->nns = r->nns;
 	st->ns = xcalloc(st->nns, sizeof *st->ns);
 	for (i = 0; i < r->nns; i++)
@@ -401,7 +577,7 @@ reactor_stats(const struct reactor *r, struct reactor_stats *st)
 		st->master = sentinel_master_display(r->sentinel);
 		st->master_switches = sentinel_switches(r->sentinel);
 		/* No master named yet: why is the sentinels' story. */
-		if (!r->link_started &&
+		if (!r->started[0] &&
 		    sentinel_last_error(r->sentinel)[0] != '\0')
 			st->links[0].command_error =
 			    sentinel_last_error(r->sentinel);
@@ -436,7 +612,14 @@ reactor_self(const struct reactor *r)
 int64_t
 reactor_server_ms(const struct reactor *r)
 {
-	return (link_server_ms(r->link));
+	int64_t ms = -1;
+	size_t i;
+
+	/* In a Cluster, the first node whose clock is known: every node's
+	 * is Redis TIME, and the page shows one "now". */
+	for (i = 0; i < r->nlinks && ms < 0; i++)
+		ms = link_server_ms(r->links[i]);
+	return (ms);
 }
 
 size_t

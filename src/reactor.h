@@ -50,11 +50,15 @@ typedef void reactor_state_cb(void *arg, int connected, const char *status);
 
 /*
  * A reactor for cfg (borrowed: must outlive it) on base. dns may be NULL
- * when neither the Redis URL nor an http sink names a host. Returns NULL
- * with *cause set (caller frees) when a namespace's sink cannot be set up.
+ * when neither the Redis URL nor an http sink names a host. With cluster
+ * set, the URL's node is one of a Redis Cluster (rconn_cluster_probe()):
+ * each namespace gets a link of its own to its slot's primary. Returns
+ * NULL with *cause set (caller frees) when a namespace's sink cannot be
+ * set up, or in a Cluster when the URL names a database other than 0 or
+ * a watched prefix cannot decide its keys' slot.
  */
 struct reactor *reactor_new(struct event_base *base, struct evdns_base *dns,
-    const struct conf *cfg, char **cause);
+    const struct conf *cfg, int cluster, char **cause);
 
 /*
  * Call cb each time the state or its status line changes, as the links
@@ -107,7 +111,8 @@ reactor_status(struct reactor *, size_t i, namespace_status_cb *cb, void *arg);
 /* What this reactor says of itself in the registry (borrowed). */
 const struct hello_self *reactor_self(const struct reactor *);
 
-/* The Redis clock now as its link estimates it, in ms; -1 while unknown. */
+/* The Redis clock now as its link estimates it (in a Cluster, the first
+ * link whose estimate is known), in ms; -1 while unknown. */
 int64_t reactor_server_ms(const struct reactor *);
 
 #endif
