@@ -414,6 +414,7 @@ loop_create(struct lapsed *d)
 {
 	struct event_config *ec;
 	char *cause;
+	int cluster;
 
 	log_hook_libevent();
 	ec = event_config_new();
@@ -446,8 +447,13 @@ loop_create(struct lapsed *d)
 			return (stop(d, 1));
 		}
 	}
-	d->reactor =
-	    reactor_new(d->base, d->dns, d->cfg, probe_cluster(d->cfg), &cause);
+	cluster = probe_cluster(d->cfg);
+	if (cluster && reactor_cluster_check(d->cfg, &cause) != 0) {
+		fprintf(stderr, "lapsed: %s\n", cause);
+		free(cause);
+		return (stop(d, EXIT_USAGE));
+	}
+	d->reactor = reactor_new(d->base, d->dns, d->cfg, cluster, &cause);
 	if (d->reactor == NULL) {
 		log_errorx("%s", cause);
 		free(cause);

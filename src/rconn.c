@@ -419,11 +419,16 @@ rconn_cluster_probe(const struct redis_url *url, const char *password,
     int connect_ms, int command_ms, char **cause)
 {
 	const char *argv[] = { "INFO", "cluster" };
+	struct redis_url *db0;
 	redisContext *c;
 	redisReply *r;
 	int rc;
 
-	c = rconn_open_node(url, password, connect_ms, command_ms, cause);
+	/* A Cluster node refuses SELECT: ask on database 0. */
+	db0 = redis_url_copy(url);
+	db0->db = 0;
+	c = rconn_open_node(db0, password, connect_ms, command_ms, cause);
+	redis_url_free(db0);
 	if (c == NULL)
 		return (-1);
 	r = rconn_command(c, 2, argv, NULL, cause);

@@ -246,24 +246,53 @@ reactor_flags(const struct conf *cfg)
  * would be refused. Returns 0, or -1 with *cause.
  */
 static int
-reactor_check_watch(const struct conf_ns *ns, unsigned int slot, char **cause)
+reactor_check_watch(
+    const struct conf *cfg, const struct conf_ns *ns, char **cause)
 {
-	unsigned int wslot;
-	size_t i;
+	unsigned int slot, wslot;
 	const char *w;
+	char *tag;
+	size_t i, n;
 
+	xasprintf(&tag, "{%s}", ns->name);
+	slot = clusterreply_keyslot(tag, strlen(tag));
+	free(tag);
 	for (i = 0; i < ns->nwatch; i++) {
 		w = ns->watch[i];
 		if (clusterreply_prefix_slot(w, strlen(w), &wslot) == 0 &&
 		    wslot == slot)
 			continue;
+		/* "orders:close:" becomes "{orders}:close:". */
+		n = strlen(ns->name);
+		if (strncmp(w, ns->name, n) == 0 && w[n] == ':')
+			w += n + 1;
 		xasprintf(cause,
-		    "namespace \"%s\": watch prefix \"%s\" cannot work in a "
-		    "Redis Cluster: the keys it matches must hash to the "
-		    "namespace's slot %u; use a prefix with the hash tag "
+		    "%s:%d: watch prefix \"%s\" cannot work in a Redis "
+		    "Cluster: the keys it matches must hash to the slot of "
+		    "namespace \"%s\" (%u); use a prefix with the hash tag "
 		    "{%s}, e.g. \"{%s}:%s\"",
-		    ns->name, w, slot, ns->name, ns->name, w);
+		    cfg->path, ns->watch_line, ns->watch[i], ns->name, slot,
+		    ns->name, ns->name, w);
 		return (-1);
+	}
+	return (0);
+}
+
+int
+reactor_cluster_check(const struct conf *cfg, char **cause)
+{
+	size_t i;
+
+	if (cfg->redis->db != 0) {
+		xasprintf(cause,
+		    "%s: url: %s is a Redis Cluster node, and a Cluster has "
+		    "database 0 only: drop /%d from the url",
+		    cfg->path, cfg->url, cfg->redis->db);
+		return (-1);
+	}
+	for (i = 0; i < cfg->nns; i++) {
+		if (reactor_check_watch(cfg, &cfg->ns[i], cause) != 0)
+			return (-1);
 	}
 	return (0);
 }
@@ -308,13 +337,8 @@ reactor_new_cluster(struct reactor *r, struct event_base *base,
 	char *tag;
 	size_t i;
 
-	if (cfg->redis->db != 0) {
-		xasprintf(cause,
-		    "%s is a Redis Cluster node: a Cluster has database 0 "
-		    "only; drop /%d from the url",
-		    cfg->url, cfg->redis->db);
+	if (reactor_cluster_check(cfg, cause) != 0)
 		return (-1);
-	}
 	memset(&cc, 0, sizeof cc);
 	cc.url = cfg->redis;
 	cc.password = cfg->password;
@@ -326,8 +350,6 @@ reactor_new_cluster(struct reactor *r, struct event_base *base,
 		xasprintf(&tag, "{%s}", cfg->ns[i].name);
 		slot = clusterreply_keyslot(tag, strlen(tag));
 		free(tag);
-		if (reactor_check_watch(&cfg->ns[i], slot, cause) != 0)
-			return (-1);
 		r->targets[i] = cluster_add_slot(r->cluster, slot);
 		xasprintf(
 		    &r->link_names[i], "%s {%s}", cfg->url, cfg->ns[i].name);

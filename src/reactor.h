@@ -61,6 +61,14 @@ struct reactor *reactor_new(struct event_base *base, struct evdns_base *dns,
     const struct conf *cfg, int cluster, char **cause);
 
 /*
+ * Whether cfg can work on a Redis Cluster: database 0, and every watched
+ * prefix holding a hash tag that gives its namespace's slot (e.g.
+ * "{orders}:close:" for namespace orders). Returns 0, or -1 with *cause
+ * (caller frees): "FILE:LINE: what is wrong, and what to use instead".
+ */
+int reactor_cluster_check(const struct conf *cfg, char **cause);
+
+/*
  * Call cb each time the state or its status line changes, as the links
  * come and go and, for reasons no event announces (a connection attempt
  * refused), at most a second later; from reactor_start() until

@@ -23,7 +23,8 @@ cluster_node_start() {
 		fi
 		node_start "$name" "$PORT" --cluster-enabled yes \
 		    --cluster-config-file "$T_DIR/$name/nodes.conf" \
-		    --cluster-node-timeout "${CLUSTER_NODE_TIMEOUT:-1000}"
+		    --cluster-node-timeout "${CLUSTER_NODE_TIMEOUT:-1000}" \
+		    ${CLUSTER_NODE_ARGS:-}
 		rc=$?
 		[ $rc -eq 2 ] || return $rc
 	done
@@ -52,7 +53,7 @@ cluster_agree() {
 }
 
 cluster_setup() {
-	local i addrs=
+	local i p addrs=
 	C_NAMES=
 	C_PORTS=
 	for i in 1 2 3 4 5 6; do
@@ -75,6 +76,11 @@ cluster_setup() {
 		exit 1
 	fi
 	CLUSTER_URL="redis://127.0.0.1:${C_PORTS%% *}"
+	# The library on every primary, as an application would load it.
+	for p in $C_PORTS; do
+		[ "$(ncli "$p" ROLE | head -1)" = master ] || continue
+		ncli "$p" -x FUNCTION LOAD REPLACE <"$LAPSE_LUA" >/dev/null
+	done
 }
 
 # slot_port SLOT: the port of the primary serving SLOT, as the first
@@ -101,5 +107,33 @@ port_name() {
 	local n
 	for n in $C_NAMES; do
 		[ "$(cat "$T_DIR/$n.port")" = "$1" ] && echo "$n" && return
+	done
+}
+
+# replica_of PORT: the port of the replica of the primary on PORT.
+replica_of() {
+	ncli "$1" INFO replication | tr -d '\r' |
+	    sed -n 's/^slave0:.*port=\([0-9]*\),.*/\1/p'
+}
+
+# migrate_slot SLOT DST_PORT: move SLOT from its primary to the primary
+# on DST_PORT by hand, as redis-cli --cluster reshard does for one slot:
+# IMPORTING and MIGRATING, its keys MIGRATEd 50 at a time, then SETSLOT
+# NODE on every live node.
+migrate_slot() {
+	local slot=$1 dst=$2 src src_id dst_id keys p
+	src=$(slot_port "$slot")
+	src_id=$(ncli "$src" CLUSTER MYID)
+	dst_id=$(ncli "$dst" CLUSTER MYID)
+	ncli "$dst" CLUSTER SETSLOT "$slot" IMPORTING "$src_id" >/dev/null
+	ncli "$src" CLUSTER SETSLOT "$slot" MIGRATING "$dst_id" >/dev/null
+	while :; do
+		mapfile -t keys < <(ncli "$src" CLUSTER GETKEYSINSLOT "$slot" 50)
+		[ ${#keys[@]} -gt 0 ] || break
+		ncli "$src" MIGRATE 127.0.0.1 "$dst" "" 0 5000 KEYS \
+		    "${keys[@]}" >/dev/null || return 1
+	done
+	for p in $dst $src $C_LIVE; do
+		ncli "$p" CLUSTER SETSLOT "$slot" NODE "$dst_id" >/dev/null
 	done
 }

@@ -1,0 +1,109 @@
+#!/bin/bash
+# Redis Cluster, the edges: a configuration that cannot work on a
+# Cluster is refused at start with exit 2 and a message that says what to
+# use instead (a watched prefix without the namespace's hash tag, a
+# database other than 0); a watched prefix with the hash tag adopts the
+# application's keys on the namespace's node; and the primary of one
+# namespace's slot and its replica unreachable at start (SIGSTOPped:
+# connections hang, the deadlines must end them): the other namespaces
+# fire at once, and that one's events fire exactly once when its node
+# answers again.
+. "$TESTS_LIB"
+. "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
+. "$(dirname "$TESTS_LIB")/cluster_lib.sh"
+t_start 180
+# b's primary and replica will be stopped: the others serve on.
+CLUSTER_NODE_ARGS="--cluster-require-full-coverage no"
+cluster_setup
+t_ok "a cluster of 3 primaries and 3 replicas"
+REDIS_URL=$CLUSTER_URL
+SEED=${C_PORTS%% *}
+CUR_PORT=$SEED
+rcli() {
+	ncli "$CUR_PORT" "$@"
+}
+on_ns() {
+	CUR_PORT=$(slot_port "$(ncli "$SEED" CLUSTER KEYSLOT "{$1}")")
+}
+
+# Refused at start: exit 2, the exact message.
+lapsed_conf bad "[namespace orders]" "watch = orders:close:"
+out=$("$LAPSED" -c "$T_DIR/bad.conf" 2>&1 >/dev/null)
+t_is "a watch prefix without the hash tag: exit 2" "$?" 2
+t_match "it says why and what to use instead" "$out" \
+    "^lapsed: $T_DIR/bad\.conf:9: watch prefix \"orders:close:\" cannot work in a Redis Cluster: the keys it matches must hash to the slot of namespace \"orders\" \(105\); use a prefix with the hash tag \{orders\}, e\.g\. \"\{orders\}:close:\"$"
+lapsed_conf bad2 "[namespace orders]" "watch = {order}:close:"
+out=$("$LAPSED" -c "$T_DIR/bad2.conf" 2>&1 >/dev/null)
+t_is "a hash tag of another slot: exit 2" "$?" 2
+t_match "it says so" "$out" \
+    "watch prefix \"\{order\}:close:\" cannot work in a Redis Cluster"
+sed "s|^url = .*|url = $CLUSTER_URL/1|" "$T_DIR/bad2.conf" |
+    sed 's|^watch = .*||' >"$T_DIR/bad3.conf"
+out=$("$LAPSED" -c "$T_DIR/bad3.conf" 2>&1 >/dev/null)
+t_is "database 1 of a Cluster: exit 2" "$?" 2
+t_is "it says to drop /1" "$(printf '%s\n' "$out" | grep '^lapsed: ')" \
+    "lapsed: $T_DIR/bad3.conf: url: $CLUSTER_URL/1 is a Redis Cluster node, and a Cluster has database 0 only: drop /1 from the url"
+
+# b's primary and its replica stop answering before the reactor starts.
+on_ns b
+b_port=$CUR_PORT
+b_replica=$(replica_of "$b_port")
+t_match "b's primary has a replica" "$b_replica" '^[0-9]+$'
+if [ "$SEED" = "$b_port" ] || [ "$SEED" = "$b_replica" ]; then
+	for p in $C_PORTS; do
+		[ "$p" != "$b_port" ] && [ "$p" != "$b_replica" ] &&
+		    SEED=$p && break
+	done
+fi
+REDIS_URL=redis://127.0.0.1:$SEED
+now=$(ncli "$SEED" TIME | head -1)
+first=$(((now + 1) * 1000))
+schedule_bulk b 200 "$first" 1000 || t_fail "scheduling in b ($b_port)"
+for p in $b_port $b_replica; do
+	kill -STOP "$(cat "$T_DIR/$(port_name "$p").pid")"
+done
+C_LIVE=$(printf '%s\n' $C_PORTS | grep -vx -e "$b_port" -e "$b_replica" |
+    tr '\n' ' ')
+C_LIVE=${C_LIVE% }
+
+lapsed_conf r1 "[namespace a]" "watch = {a}:close:" "[namespace b]" \
+    "[namespace c]"
+lapsed_start r1
+wait_until 30 "r1 to listen on the 2 links of a and c" \
+    "[ \$(grep -c 'listening for expired keys' $T_DIR/r1.log) -ge 2 ]"
+t_ok "r1 listens on the nodes of a and c while b's is stopped"
+for ns in a c; do
+	on_ns "$ns"
+	schedule_bulk "$ns" 200 "$first" 1000 || t_fail "scheduling in $ns"
+	wait_drained "$ns" 200 30
+	t_is "$ns: 200 events fired exactly once while b's node hangs" \
+	    "$(check_exactly_once "$ns" 200)" \
+	    "lost 0 duplicated 0 early 0 unknown 0"
+	t_is "$ns: b's node still stopped" \
+	    "$(ps -o stat= -p "$(cat "$T_DIR/$(port_name "$b_port").pid")" |
+	    cut -c1)" T
+done
+# An application key under the hash-tagged prefix, expiring: adopted.
+on_ns a
+rcli SET "{a}:close:42" 'order 42' PX 500 >/dev/null
+wait_until 20 "the watched key to fire" '[ "$(fired_count a)" -ge 201 ]'
+t_match "{a}:close:42 fired in namespace a as event 42" \
+    "$(rcli XREVRANGE 'lapse:{a}:fired' + - COUNT 1 | tr '\n' ' ')" \
+    " id 42 payload order 42 "
+wait_until 20 "r1 to say b's node does not answer" \
+    "grep -Eq ':$b_port/0: no reply within 2000 ms' $T_DIR/r1.log"
+t_match "r1 said b's node does not answer (the command deadline)" \
+    "$(cat "$T_DIR/r1.log")" ":$b_port/0: no reply within 2000 ms"
+
+for p in $b_port $b_replica; do
+	kill -CONT "$(cat "$T_DIR/$(port_name "$p").pid")"
+done
+C_LIVE=$C_PORTS
+on_ns b
+t_is "b's slot is still served by its primary" "$CUR_PORT" "$b_port"
+wait_drained b 200 60
+t_is "b: 200 events fired exactly once once its node answered" \
+    "$(check_exactly_once b 200)" "lost 0 duplicated 0 early 0 unknown 0"
+lapsed_stop r1
+t_is "r1 stops with 0 on SIGTERM" "$?" 0
+t_done
