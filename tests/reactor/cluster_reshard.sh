@@ -1,0 +1,77 @@
+#!/bin/bash
+# Redis Cluster, a reshard while events fall due: the slot of namespace
+# c is migrated by hand to another primary (IMPORTING/MIGRATING, its keys
+# MIGRATEd 50 at a time, SETSLOT NODE) while its events are firing, two
+# reactors running. The reactors' calls meet ASK, TRYAGAIN and then MOVED,
+# ask for the topology again, move c's link to the new primary and sweep
+# there: every event of c fires exactly once, none early; a and b are
+# undisturbed.
+. "$TESTS_LIB"
+. "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
+. "$(dirname "$TESTS_LIB")/cluster_lib.sh"
+t_start 240
+cluster_setup
+t_ok "a cluster of 3 primaries and 3 replicas"
+REDIS_URL=$CLUSTER_URL
+SEED=${C_PORTS%% *}
+N=${CLUSTER_EVENTS:-1000}
+CUR_PORT=$SEED
+rcli() {
+	ncli "$CUR_PORT" "$@"
+}
+on_ns() {
+	CUR_PORT=$(slot_port "$(ncli "$SEED" CLUSTER KEYSLOT "{$1}")")
+}
+
+for i in 1 2; do
+	lapsed_conf "r$i" "[namespace a]" "[namespace b]" "[namespace c]"
+	lapsed_start "r$i"
+done
+for i in 1 2; do
+	wait_until 30 "r$i to listen on 3 links" \
+	    "[ \$(grep -c 'listening for expired keys' $T_DIR/r$i.log) -ge 3 ]"
+done
+t_ok "two reactors listen on the nodes of a, b and c"
+
+slot=$(ncli "$SEED" CLUSTER KEYSLOT "{c}")
+on_ns c
+src=$CUR_PORT
+on_ns a
+dst=$CUR_PORT
+now=$(ncli "$SEED" TIME | head -1)
+first=$(((now + 1) * 1000))
+for ns in a b c; do
+	on_ns "$ns"
+	schedule_bulk "$ns" "$N" "$first" 6000 ||
+	    t_fail "scheduling $N events in $ns"
+done
+# Halfway through c's events, its slot moves from src to dst.
+wait_until 20 "c's events to be firing" \
+    "on_ns c; [ \"\$(fired_count c)\" -ge $((N / 3)) ]"
+before=$(ncli "$src" XLEN "lapse:{c}:fired")
+migrate_slot "$slot" "$dst" || t_fail "migrating slot $slot"
+t_ok "slot $slot of c moved from $src to $dst after $before of $N fired"
+wait_until 20 "every node to agree on slot $slot" \
+    "[ \"\$(slot_port $slot)\" = $dst ] && cluster_agree"
+on_ns c
+t_is "c is served by $dst now" "$CUR_PORT" "$dst"
+t_ok "$(( N - before )) of c's events were still pending when it moved"
+wait_drained c "$N" 60
+t_is "c: each of $N events fired exactly once across the reshard" \
+    "$(check_exactly_once c "$N")" "lost 0 duplicated 0 early 0 unknown 0"
+for i in 1 2; do
+	wait_until 20 "r$i to follow c's slot" \
+	    "grep -q 'slot $slot moved to redis://127.0.0.1:$dst/0' $T_DIR/r$i.log"
+	t_match "r$i followed c's slot to $dst" "$(cat "$T_DIR/r$i.log")" \
+	    "slot $slot moved to redis://127\.0\.0\.1:$dst/0"
+done
+for ns in a b; do
+	on_ns "$ns"
+	wait_drained "$ns" "$N" 30
+	t_is "$ns: each of $N events fired exactly once" \
+	    "$(check_exactly_once "$ns" "$N")" \
+	    "lost 0 duplicated 0 early 0 unknown 0"
+done
+stop_reactors 2
+t_is "both reactors stop with 0 on SIGTERM" "$STOPPED" "0 0"
+t_done
