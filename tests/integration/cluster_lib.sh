@@ -4,7 +4,8 @@
 # replica each by redis-cli --cluster create, every node tracked for the
 # cleanup.
 #
-# cluster_setup sets C_NAMES (c1..c6), C_PORTS and CLUSTER_URL (a
+# cluster_setup sets C_NAMES (c1..c6), C_PORTS and CLUSTER_URL; with
+# CLUSTER_REPLICAS=0, three primaries alone (c1..c3). (a
 # redis:// URL of the first node). The namespaces a, b and c have their
 # slots (15495, 3300, 7365) in the three ranges redis-cli gives the three
 # primaries (10923-16383, 0-5460, 5461-10922).
@@ -56,7 +57,8 @@ cluster_setup() {
 	local i p addrs=
 	C_NAMES=
 	C_PORTS=
-	for i in 1 2 3 4 5 6; do
+	local replicas=${CLUSTER_REPLICAS:-1}
+	for i in $(seq 1 $((3 * (replicas + 1)))); do
 		cluster_node_start "c$i"
 		C_NAMES="$C_NAMES${C_NAMES:+ }c$i"
 		C_PORTS="$C_PORTS${C_PORTS:+ }$PORT"
@@ -65,7 +67,8 @@ cluster_setup() {
 	done
 	C_LIVE=$C_PORTS
 	# shellcheck disable=SC2086
-	if ! "$REDIS_CLI" --cluster create $addrs --cluster-replicas 1 \
+	if ! "$REDIS_CLI" --cluster create $addrs \
+	    --cluster-replicas "$replicas" \
 	    --cluster-yes >"$T_DIR/create.log" 2>&1; then
 		echo "Bail out! redis-cli --cluster create failed"
 		sed 's/^/# /' "$T_DIR/create.log"
