@@ -19,7 +19,6 @@
 #include "xmalloc.h"
 
 /* Bytes of a reply quoted in a message. */
-#define QUOTE_MAX 64
 
 static uint16_t
 crc16(const char *buf, size_t len)
@@ -83,19 +82,6 @@ clusterreply_prefix_slot(const char *prefix, size_t len, unsigned int *slot)
 	return (0);
 }
 
-/* Set *cause to head, the len bytes at s escaped, and tail; return -1. */
-static int
-fail_quoting(
-    char **cause, const char *head, const char *s, size_t len, const char *tail)
-{
-	char *q;
-
-	q = escape_bytes(s, len, QUOTE_MAX);
-	xasprintf(cause, "%s%s%s", head, q, tail);
-	free(q);
-	return (-1);
-}
-
 /*
  * Read a node of a CLUSTER SLOTS range: [host, port, id, ...]. Returns 0
  * with *host (new), *port and *id (new or NULL), or -1 with *cause.
@@ -119,7 +105,7 @@ slots_node(const redisReply *n, const char *default_host, char **host,
 	if (h->len == 0 && default_host != NULL)
 		*host = xstrdup(default_host);
 	else if (!sentinelreply_valid_host(h->str, h->len))
-		return (fail_quoting(cause,
+		return (escape_cause(cause,
 		    "CLUSTER SLOTS gave a bad node address \"", h->str, h->len,
 		    "\""));
 	else
@@ -142,9 +128,9 @@ static int
 slots_range(const redisReply *e, const char *default_host,
     struct cluster_range *cr, char **cause)
 {
-	char *host, *id;
+	char *host = NULL, *id = NULL;
 	size_t i;
-	int port;
+	int port = 0;
 
 	if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
 	    e->element[0]->type != REDIS_REPLY_INTEGER ||
@@ -193,7 +179,7 @@ clusterreply_slots(const redisReply *r, const char *default_host,
 	map->ranges = NULL;
 	map->nranges = 0;
 	if (r->type == REDIS_REPLY_ERROR)
-		return (fail_quoting(
+		return (escape_cause(
 		    cause, "CLUSTER SLOTS refused: ", r->str, r->len, ""));
 	if (r->type != REDIS_REPLY_ARRAY) {
 		xasprintf(cause, "unexpected reply to CLUSTER SLOTS");
@@ -265,16 +251,16 @@ clusterreply_redirect(const redisReply *r, const char *default_host,
 	end = r->str + r->len;
 	sp = memchr(s, ' ', (size_t)(end - s));
 	if (sp == NULL || sp == s || sp - s > 5)
-		return (fail_quoting(
+		return (escape_cause(
 		    cause, "a bad redirection \"", r->str, r->len, "\""));
 	for (; s < sp; s++) {
 		if (*s < '0' || *s > '9')
-			return (fail_quoting(cause, "a bad redirection \"",
+			return (escape_cause(cause, "a bad redirection \"",
 			    r->str, r->len, "\""));
 		slot = slot * 10 + (unsigned int)(*s - '0');
 	}
 	if (slot >= CLUSTER_SLOTS)
-		return (fail_quoting(
+		return (escape_cause(
 		    cause, "a bad redirection \"", r->str, r->len, "\""));
 	/* HOST:PORT, the host maybe IPv6: the port follows the last ':'. */
 	colon = NULL;
@@ -285,7 +271,7 @@ clusterreply_redirect(const redisReply *r, const char *default_host,
 	if (colon == NULL ||
 	    !sentinelreply_valid_port(
 	        colon + 1, (size_t)(end - colon - 1), &port))
-		return (fail_quoting(
+		return (escape_cause(
 		    cause, "a bad redirection \"", r->str, r->len, "\""));
 	hostlen = (size_t)(colon - (sp + 1));
 	if (hostlen == 0 && default_host != NULL)
@@ -297,7 +283,7 @@ clusterreply_redirect(const redisReply *r, const char *default_host,
 		if (!sentinelreply_valid_host(rd->host, hostlen)) {
 			free(rd->host);
 			rd->host = NULL;
-			return (fail_quoting(cause, "a bad redirection \"",
+			return (escape_cause(cause, "a bad redirection \"",
 			    r->str, r->len, "\""));
 		}
 	}
@@ -320,7 +306,7 @@ clusterreply_enabled(const redisReply *r, char **cause)
 	const char *p;
 
 	if (r->type == REDIS_REPLY_ERROR)
-		return (fail_quoting(
+		return (escape_cause(
 		    cause, "INFO cluster refused: ", r->str, r->len, ""));
 	if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS) {
 		xasprintf(cause, "unexpected reply to INFO cluster");

@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec.h"
@@ -207,6 +208,18 @@ escape_bytes(const void *p, size_t len, size_t max)
 	}
 	*o = '\0';
 	return (out);
+}
+
+int
+escape_cause(
+    char **cause, const char *head, const void *p, size_t len, const char *tail)
+{
+	char *q;
+
+	q = escape_bytes(p, len, ESCAPE_CAUSE_MAX);
+	xasprintf(cause, "%s%s%s", head, q, tail);
+	free(q);
+	return (-1);
 }
 
 size_t

@@ -47,4 +47,15 @@ int base64_decode(const char *s, size_t len, char **out, size_t *outlen);
  */
 char *escape_bytes(const void *p, size_t len, size_t max);
 
+/* How many bytes of a reply escape_cause() quotes. */
+#define ESCAPE_CAUSE_MAX 64
+
+/*
+ * Set *cause (caller frees) to head, the len bytes at p as escape_bytes()
+ * renders at most ESCAPE_CAUSE_MAX of them, and tail. Returns -1, for a
+ * reader of replies to return at once.
+ */
+int escape_cause(char **cause, const char *head, const void *p, size_t len,
+    const char *tail);
+
 #endif

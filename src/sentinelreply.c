@@ -23,7 +23,6 @@
 #define HOST_MAX 253
 
 /* Bytes of a reply quoted in a message. */
-#define QUOTE_MAX 64
 
 static const char cmd[] = "SENTINEL get-master-addr-by-name";
 
@@ -72,19 +71,6 @@ sentinelreply_valid_port(const char *s, size_t len, int *port)
 	return (1);
 }
 
-/* Set *cause to head, the len bytes at s escaped, and tail; return -1. */
-static int
-fail_quoting(
-    char **cause, const char *head, const char *s, size_t len, const char *tail)
-{
-	char *q;
-
-	q = escape_bytes(s, len, QUOTE_MAX);
-	xasprintf(cause, "%s%s%s", head, q, tail);
-	free(q);
-	return (-1);
-}
-
 int
 sentinelreply_master_addr(const redisReply *r, const char *master, char **host,
     int *port, char **cause)
@@ -97,7 +83,7 @@ sentinelreply_master_addr(const redisReply *r, const char *master, char **host,
 		return (-1);
 	}
 	if (r->type == REDIS_REPLY_ERROR)
-		return (fail_quoting(cause,
+		return (escape_cause(cause,
 		    "the sentinel refused SENTINEL get-master-addr-by-name: ",
 		    r->str, r->len, ""));
 	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
@@ -109,11 +95,11 @@ sentinelreply_master_addr(const redisReply *r, const char *master, char **host,
 	h = r->element[0];
 	p = r->element[1];
 	if (!sentinelreply_valid_host(h->str, h->len))
-		return (fail_quoting(cause,
+		return (escape_cause(cause,
 		    "the sentinel gave a bad master address \"", h->str, h->len,
 		    "\""));
 	if (!sentinelreply_valid_port(p->str, p->len, port))
-		return (fail_quoting(cause,
+		return (escape_cause(cause,
 		    "the sentinel gave a bad master port \"", p->str, p->len,
 		    "\""));
 	*host = xstrdup(h->str);
@@ -126,7 +112,7 @@ sentinelreply_is_master(const redisReply *r, char **cause)
 	const redisReply *e;
 
 	if (r->type == REDIS_REPLY_ERROR) {
-		fail_quoting(cause, "ROLE refused: ", r->str, r->len, "");
+		escape_cause(cause, "ROLE refused: ", r->str, r->len, "");
 		return (0);
 	}
 	if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
@@ -137,7 +123,7 @@ sentinelreply_is_master(const redisReply *r, char **cause)
 	e = r->element[0];
 	if (e->len == 6 && memcmp(e->str, "master", 6) == 0)
 		return (1);
-	fail_quoting(
+	escape_cause(
 	    cause, "not the master (ROLE says \"", e->str, e->len, "\")");
 	return (0);
 }
