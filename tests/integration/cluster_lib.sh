@@ -148,3 +148,19 @@ migrate_slot() {
 		ncli "$p" CLUSTER SETSLOT "$slot" NODE "$dst_id" >/dev/null
 	done
 }
+
+# cluster_fixtures: after cluster_setup, point lib.sh's fixtures at the
+# cluster: REDIS_URL its seed node's URL, SEED that node's port, rcli a
+# redis-cli of the node at CUR_PORT, and on_ns NS moving CUR_PORT to the
+# primary of NS's slot.
+cluster_fixtures() {
+	REDIS_URL=$CLUSTER_URL
+	SEED=${C_PORTS%% *}
+	CUR_PORT=$SEED
+	rcli() {
+		ncli "$CUR_PORT" "$@"
+	}
+	on_ns() {
+		CUR_PORT=$(slot_port "$(ncli "$SEED" CLUSTER KEYSLOT "{$1}")")
+	}
+}

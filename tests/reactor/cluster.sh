@@ -14,18 +14,9 @@
 t_start 240
 cluster_setup
 t_ok "a cluster of 3 primaries and 3 replicas"
+cluster_fixtures
 
-SEED=${C_PORTS%% *}
-REDIS_URL=$CLUSTER_URL
 N=${CLUSTER_EVENTS:-600}
-# The fixtures of lib.sh read the node of the namespace at hand.
-CUR_PORT=$SEED
-rcli() {
-	ncli "$CUR_PORT" "$@"
-}
-on_ns() {
-	CUR_PORT=$(slot_port "$(ncli "$SEED" CLUSTER KEYSLOT "{$1}")")
-}
 
 ports=
 for ns in a b c; do

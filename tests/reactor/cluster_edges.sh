@@ -16,15 +16,7 @@ t_start 180
 CLUSTER_NODE_ARGS="--cluster-require-full-coverage no"
 cluster_setup
 t_ok "a cluster of 3 primaries and 3 replicas"
-REDIS_URL=$CLUSTER_URL
-SEED=${C_PORTS%% *}
-CUR_PORT=$SEED
-rcli() {
-	ncli "$CUR_PORT" "$@"
-}
-on_ns() {
-	CUR_PORT=$(slot_port "$(ncli "$SEED" CLUSTER KEYSLOT "{$1}")")
-}
+cluster_fixtures
 
 # Refused at start: exit 2, the exact message.
 lapsed_conf bad "[namespace orders]" "watch = orders:close:"

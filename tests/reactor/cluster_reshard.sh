@@ -12,16 +12,8 @@
 t_start 240
 cluster_setup
 t_ok "a cluster of 3 primaries and 3 replicas"
-REDIS_URL=$CLUSTER_URL
-SEED=${C_PORTS%% *}
+cluster_fixtures
 N=${CLUSTER_EVENTS:-1000}
-CUR_PORT=$SEED
-rcli() {
-	ncli "$CUR_PORT" "$@"
-}
-on_ns() {
-	CUR_PORT=$(slot_port "$(ncli "$SEED" CLUSTER KEYSLOT "{$1}")")
-}
 
 for i in 1 2; do
 	lapsed_conf "r$i" "[namespace a]" "[namespace b]" "[namespace c]"
