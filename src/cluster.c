@@ -51,6 +51,7 @@ struct cluster {
 	struct redis_url **nodes; /* the URL's node, then the primaries */
 	size_t nnodes;
 	size_t next_node;
+	char *asked; /* the host of the node the query connection tried last */
 
 	struct cluster_target **targets;
 	size_t ntargets;
@@ -89,6 +90,8 @@ query_target(void *arg, const char **why)
 
 	u = c->nodes[c->next_node % c->nnodes];
 	c->next_node = (c->next_node + 1) % c->nnodes;
+	free(c->asked);
+	c->asked = xstrdup(u->host);
 	return (u);
 }
 
@@ -151,7 +154,6 @@ answer_cb(struct aconn *conn, redisReply *r, void *privdata, uint64_t sent_us)
 {
 	struct cluster *c = privdata;
 	struct cluster_map map;
-	const char *host;
 	char *cause;
 	size_t i;
 	int moved = 0;
@@ -159,8 +161,11 @@ answer_cb(struct aconn *conn, redisReply *r, void *privdata, uint64_t sent_us)
 	c->asking = 0;
 	if (r == NULL)
 		return; /* lost: asked again once it reconnects */
-	host = c->nodes[(c->next_node + c->nnodes - 1) % c->nnodes]->host;
-	if (clusterreply_slots(r, host, &map, &cause) != 0) {
+	/*
+	 * An empty host is the node asked: not the one now at the index it was
+	 * taken from (an answer since may have rebuilt the list).
+	 */
+	if (clusterreply_slots(r, c->asked, &map, &cause) != 0) {
 		aconn_drop(conn, cause); /* ask the next node */
 		free(cause);
 		return;
@@ -286,6 +291,7 @@ cluster_free(struct cluster *c)
 	for (i = 0; i < c->nnodes; i++)
 		redis_url_free(c->nodes[i]);
 	free(c->nodes);
+	free(c->asked);
 	for (i = 0; i < c->ntargets; i++) {
 		redis_url_free(c->targets[i]->url);
 		free(c->targets[i]->display);
