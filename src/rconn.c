@@ -355,21 +355,34 @@ rconn_asking(redisContext *c, int argc, const char **argv,
 	return (rconn_command(c, argc, argv, argvlen, cause));
 }
 
-/* Send the command, following redirections: see rconn_command_routed(). */
+/* The host c is connected to, or NULL for a unix socket. */
+static const char *
+context_host(const redisContext *c)
+{
+	return (c->connection_type == REDIS_CONN_TCP ? c->tcp.host : NULL);
+}
+
+/*
+ * Send the command, following redirections: see rconn_command_routed().
+ * A redirection's empty host is the node that gave it: *c's, or the node
+ * an ASK sent the command to, not the URL's.
+ */
 static redisReply *
 rconn_route_once(redisContext **c, const struct redis_url *url,
     const char *password, int connect_ms, int command_ms, int argc,
     const char **argv, const size_t *argvlen, char **cause)
 {
 	struct cluster_redirect rd;
-	redisContext *next;
+	redisContext *next, *from, *asked = NULL;
 	redisReply *r;
 	int hops, rc;
 
 	r = rconn_command(*c, argc, argv, argvlen, cause);
+	from = *c;
 	for (hops = 0; r != NULL && hops < RCONN_REDIRECTS; hops++) {
-		rc = clusterreply_redirect(
-		    r, url->is_unix ? NULL : url->host, &rd, cause);
+		rc = clusterreply_redirect(r, context_host(from), &rd, cause);
+		redisFree(asked); /* rd.host is a copy */
+		asked = NULL;
 		if (rc == 0)
 			return (r);
 		freeReplyObject(r);
@@ -382,13 +395,15 @@ rconn_route_once(redisContext **c, const struct redis_url *url,
 			return (NULL);
 		if (rd.ask) {
 			r = rconn_asking(next, argc, argv, argvlen, cause);
-			redisFree(next);
+			asked = next;
 		} else {
 			redisFree(*c);
 			*c = next;
 			r = rconn_command(*c, argc, argv, argvlen, cause);
 		}
+		from = next;
 	}
+	redisFree(asked);
 	return (r);
 }
 
