@@ -84,7 +84,9 @@ clusterreply_prefix_slot(const char *prefix, size_t len, unsigned int *slot)
 
 /*
  * Read a node of a CLUSTER SLOTS range: [host, port, id, ...]. Returns 0
- * with *host (new), *port and *id (new or NULL), or -1 with *cause.
+ * with *host (new), *port and *id (new or NULL), or -1 with *cause. The
+ * host is default_host (the node asked) when it is empty, or null (a
+ * node with cluster-preferred-endpoint-type unknown-endpoint).
  */
 static int
 slots_node(const redisReply *n, const char *default_host, char **host,
@@ -93,7 +95,9 @@ slots_node(const redisReply *n, const char *default_host, char **host,
 	const redisReply *h, *p;
 
 	if (n->type != REDIS_REPLY_ARRAY || n->elements < 2 ||
-	    n->element[0]->type != REDIS_REPLY_STRING ||
+	    (n->element[0]->type != REDIS_REPLY_STRING &&
+	        (n->element[0]->type != REDIS_REPLY_NIL ||
+	            default_host == NULL)) ||
 	    n->element[1]->type != REDIS_REPLY_INTEGER ||
 	    (n->elements > 2 && n->element[2]->type != REDIS_REPLY_STRING)) {
 		xasprintf(

@@ -53,9 +53,9 @@ clusterreply_prefix_slot(const char *prefix, size_t len, unsigned int *slot);
  * clusterreply_map_free()). Every range must be an array of a first and a
  * last slot (0 <= first <= last < 16384) and at least its primary, an
  * array of a host, a port 1..65535 and optionally an id; replicas are
- * checked alike and ignored. A primary with an empty host (Redis's "same
- * host as the node you asked") gets default_host. Returns 0, or -1 with
- * *cause (caller frees) and *map empty.
+ * checked alike and ignored. A primary with an empty or null host
+ * (Redis's "same host as the node you asked") gets default_host. Returns
+ * 0, or -1 with *cause (caller frees) and *map empty.
  */
 int clusterreply_slots(const redisReply *r, const char *default_host,
     struct cluster_map *map, char **cause);

@@ -125,6 +125,20 @@ START_TEST(test_slots_ok)
 	ck_assert_ptr_null(clusterreply_lookup(&map, 7)->id);
 	clusterreply_map_free(&map);
 	freeReplyObject(r);
+
+	/* unknown-endpoint: a null host is the node asked. */
+	r = reply_of("*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$-1\r\n:7003\r\n");
+	ck_assert_int_eq(clusterreply_slots(r, "10.0.0.1", &map, &cause), 0);
+	cr = clusterreply_lookup(&map, 9);
+	ck_assert_ptr_nonnull(cr);
+	ck_assert_str_eq(cr->host, "10.0.0.1");
+	ck_assert_int_eq(cr->port, 7003);
+	clusterreply_map_free(&map);
+	ck_assert_int_eq(clusterreply_slots(r, NULL, &map, &cause), -1);
+	ck_assert_str_eq(
+	    cause, "unexpected node in the reply to CLUSTER SLOTS");
+	free(cause);
+	freeReplyObject(r);
 }
 END_TEST
 
