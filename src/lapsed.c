@@ -509,7 +509,9 @@ signal_stop_cb(evutil_socket_t sig, short events, void *arg)
 	log_info("%s received", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	sdnotify_stopping(d->notify, "stopping: finishing the work in flight");
 	reactor_stop(d->reactor);
-	/* Its loads answered while the loop runs on, so that they are sent. */
+	/* Scrapes and page loads answered while the loop runs on, so that
+	 * they are sent. */
+	metrics_stop(d->metrics);
 	status_stop(d->page);
 }
 

@@ -650,6 +650,20 @@ metrics_new(struct event_base *base, struct reactor *r, uint64_t timeout_ms)
 }
 
 void
+metrics_stop(struct metrics *m)
+{
+	struct scrape *s, *next;
+
+	if (m == NULL)
+		return;
+	/* Those with calls out stay until the calls come back. */
+	for (s = TAILQ_FIRST(&m->scrapes); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		fanout_answer(s->round);
+	}
+}
+
+void
 metrics_free(struct metrics *m)
 {
 	struct scrape *s;

@@ -36,6 +36,14 @@ struct metrics *
 metrics_new(struct event_base *base, struct reactor *r, uint64_t timeout_ms);
 
 /*
+ * The reactor is stopping: answer the scrapes still waiting now, with what
+ * came back (the gauges of Redis not read left out), while the loop runs
+ * on to send them (metrics_free() comes after the loop, when an answer
+ * would be written to no one). NULL is fine.
+ */
+void metrics_stop(struct metrics *);
+
+/*
  * Answer the scrapes still waiting (503), and free. Calls still in flight
  * are forgotten safely (their answers free what they need). NULL is fine.
  */
