@@ -66,7 +66,13 @@ t_match "the importing node has the new payload (ASKING first)" \
 cl schedule c e2 --in 1h --payload p-c2 >"$T_DIR/e2.out" 2>&1 &
 e2=$!
 t_track $e2
-sleep 0.5
+# Told TRYAGAIN twice (it asked again after the first), still waiting.
+tryagain() {
+	ncli "$dst" INFO errorstats |
+	    sed -n 's/^errorstat_TRYAGAIN:count=\([0-9]*\).*/\1/p'
+}
+wait_until 10 "lapse to be told TRYAGAIN twice" \
+    '[ "$(tryagain)" -ge 2 ] 2>/dev/null || ! kill -0 $e2'
 t_is "lapse schedule c e2 still waits on TRYAGAIN" \
     "$(kill -0 $e2 && echo waiting)" waiting
 

@@ -56,7 +56,7 @@ rc=$?
 t_is "lapse with an unknown master name exits 3" "$rc" 3
 t_is "and says which master no sentinel knows" "$err" \
     "lapse: cannot find the master \"nosuch\" through $NOSUCH: the sentinel knows no master named \"nosuch\""
-REDIS_URL=$NOSUCH LAPSED_WRAPPER=$(valgrind_wrapper bad) \
+REDIS_URL=$NOSUCH LOG_LEVEL=debug LAPSED_WRAPPER=$(valgrind_wrapper bad) \
     lapsed_listen_start bad "[namespace t]"
 bad_pid=$LAPSED_PID
 wait_until 60 "lapsed to say it" \
@@ -64,7 +64,10 @@ wait_until 60 "lapsed to say it" \
 t_match "lapsed says no sentinel knows the master" \
     "$(cat "$T_DIR/bad.log")" \
     "warn: redis sentinel: redis://127\.0\.0\.1:[0-9]+/0: the sentinel knows no master named \"nosuch\"; retrying"
-sleep 2
+# Its next attempts are logged at debug level: two of them, and alive.
+wait_until 60 "lapsed to ask the sentinels again" \
+    "[ \$(grep -c 'knows no master named \"nosuch\"; retrying in' \
+        '$T_DIR/bad.log') -ge 2 ] || ! kill -0 $bad_pid 2>/dev/null"
 if kill -0 "$bad_pid" 2>/dev/null; then
 	t_ok "it keeps retrying instead of exiting"
 else
