@@ -40,6 +40,7 @@
 #include "log.h"
 #include "names.h"
 #include "namespace.h"
+#include "nsstats.h"
 #include "rcmd.h"
 #include "watch.h"
 #include "xmalloc.h"
@@ -830,11 +831,7 @@ struct ns_query {
 static int
 ns_query_parse(const redisReply *reply, struct namespace_redis *st)
 {
-	const struct {
-		const char *name;
-		long long *field;
-		long long min; /* counts from 0; next_due is -1 when none */
-	} fields[] = {
+	const struct nsstats_want want[] = {
 		{ "pending", &st->pending, 0 },
 		{ "overdue", &st->overdue, 0 },
 		{ "inflight", &st->inflight, 0 },
@@ -842,30 +839,18 @@ ns_query_parse(const redisReply *reply, struct namespace_redis *st)
 		{ "next_due", &st->next_due, -1 },
 		{ "missed", &st->missed, 0 },
 	};
-	const size_t nfields = sizeof fields / sizeof fields[0];
-	const redisReply *name, *value;
+	const size_t nwant = sizeof want / sizeof want[0];
 	unsigned int found = 0;
-	size_t i, k;
+	size_t i;
 
 	if (reply->type != REDIS_REPLY_ARRAY || reply->elements % 2 != 0)
 		return (-1);
 	for (i = 0; i < reply->elements; i += 2) {
-		name = reply->element[i];
-		value = reply->element[i + 1];
-		if (name->type != REDIS_REPLY_STRING)
+		if (nsstats_want_pair(want, nwant, reply->element[i],
+		        reply->element[i + 1], &found) != 0)
 			return (-1);
-		for (k = 0; k < nfields; k++) {
-			if (strcmp(name->str, fields[k].name) != 0)
-				continue;
-			if (value->type != REDIS_REPLY_INTEGER ||
-			    value->integer < fields[k].min ||
-			    value->integer > CLOCK_MS_MAX)
-				return (-1);
-			*fields[k].field = value->integer;
-			found |= 1U << k;
-		}
 	}
-	return (found == (1U << nfields) - 1 ? 0 : -1);
+	return (found == (1U << nwant) - 1 ? 0 : -1);
 }
 
 static void

@@ -13,6 +13,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "clock.h"
 #include "event.h"
 #include "log.h"
 #include "nsstats.h"
@@ -70,6 +71,28 @@ name_ok(const redisReply *name)
 			return (0);
 	}
 	return (1);
+}
+
+int
+nsstats_want_pair(const struct nsstats_want *want, size_t n,
+    const redisReply *name, const redisReply *value, unsigned int *found)
+{
+	size_t k;
+
+	if (name->type != REDIS_REPLY_STRING)
+		return (-1);
+	for (k = 0; k < n; k++) {
+		if (strlen(want[k].name) != name->len ||
+		    memcmp(name->str, want[k].name, name->len) != 0)
+			continue;
+		if (value->type != REDIS_REPLY_INTEGER ||
+		    value->integer < want[k].min ||
+		    value->integer > CLOCK_MS_MAX)
+			return (-1);
+		*want[k].v = value->integer;
+		*found |= 1U << k;
+	}
+	return (0);
 }
 
 int

@@ -24,6 +24,27 @@ struct nsstats {
 };
 
 /*
+ * A figure a reader wants from a reply of pairs { name, value, ... } of
+ * lapse_stats or lapse_status: its name, where it goes, and the least
+ * value it may take (counts from 0, next_due from -1); none may exceed
+ * CLOCK_MS_MAX.
+ */
+struct nsstats_want {
+	const char *name;
+	long long *v;
+	long long min;
+};
+
+/*
+ * Read the pair (name, value) into the one of the n (at most 32) wanted
+ * figures that name names, and set its bit (1 << its index) in *found.
+ * Returns 0, also when none is named so, or -1 when name is not a string
+ * or value not an integer in the figure's range.
+ */
+int nsstats_want_pair(const struct nsstats_want *want, size_t n,
+    const redisReply *name, const redisReply *value, unsigned int *found);
+
+/*
  * Fill st (which the caller then clears with nsstats_clear()) with the
  * counters of namespace ns (copied) in r, a reply of lapse_stats: an
  * array of pairs, a name of 1 to 32 bytes of [a-z_] and an integer.

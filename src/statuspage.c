@@ -26,6 +26,7 @@
 #include "histogram.h"
 #include "htmlesc.h"
 #include "log.h"
+#include "nsstats.h"
 #include "statuspage.h"
 #include "timestamp.h"
 #include "xmalloc.h"
@@ -96,11 +97,7 @@ rows_parse(struct statuspage_rows *rows, const redisReply *r, size_t ncols)
 int
 statuspage_parse(struct statuspage_redis *st, const redisReply *r, char **cause)
 {
-	const struct {
-		const char *name;
-		long long *v;
-		long long min; /* counts from 0; next_due is -1 when none */
-	} counts[] = {
+	const struct nsstats_want counts[] = {
 		{ "now", &st->now, 0 },
 		{ "pending", &st->pending, 0 },
 		{ "overdue", &st->overdue, 0 },
@@ -138,18 +135,9 @@ statuspage_parse(struct statuspage_redis *st, const redisReply *r, char **cause)
 	for (i = 0; i < r->elements; i += 2) {
 		name = r->element[i];
 		value = r->element[i + 1];
-		if (name->type != REDIS_REPLY_STRING)
+		if (nsstats_want_pair(counts, ncounts, name, value, &found) !=
+		    0)
 			goto bad;
-		for (k = 0; k < ncounts; k++) {
-			if (strcmp(name->str, counts[k].name) != 0)
-				continue;
-			if (value->type != REDIS_REPLY_INTEGER ||
-			    value->integer < counts[k].min ||
-			    value->integer > CLOCK_MS_MAX)
-				goto bad;
-			*counts[k].v = value->integer;
-			found |= 1U << k;
-		}
 		for (k = 0; k < nlists; k++) {
 			if (strcmp(name->str, lists[k].name) != 0)
 				continue;

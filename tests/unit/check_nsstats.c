@@ -226,6 +226,64 @@ START_TEST(test_edges)
 }
 END_TEST
 
+/*
+ * nsstats_want_pair: a pair is read into the figure it names (by its
+ * bytes, a NUL among them included), within the figure's range.
+ */
+static const char nul_name[] = "*2\r\n$9\r\npending\0x\r\n:5\r\n";
+
+START_TEST(test_want_pair)
+{
+	long long due = 7, pending = 7;
+	const struct nsstats_want want[] = {
+		{ "next_due", &due, -1 },
+		{ "pending", &pending, 0 },
+	};
+	const struct {
+		const char *resp; /* an array of one pair */
+		int rc;
+		unsigned int found;
+		long long due, pending;
+	} cases[] = {
+		{ "*2\r\n$8\r\nnext_due\r\n:-1\r\n", 0, 1, -1, 7 },
+		{ "*2\r\n$7\r\npending\r\n:253402300799999\r\n", 0, 2, 7,
+		    253402300799999LL },
+		{ "*2\r\n$5\r\nother\r\n:5\r\n", 0, 0, 7, 7 },
+		{ "*2\r\n$7\r\npending\r\n:-1\r\n", -1, 0, 7, 7 },
+		{ "*2\r\n$8\r\nnext_due\r\n:-2\r\n", -1, 0, 7, 7 },
+		{ "*2\r\n$7\r\npending\r\n:253402300800000\r\n", -1, 0, 7, 7 },
+		{ "*2\r\n$7\r\npending\r\n$1\r\n5\r\n", -1, 0, 7, 7 },
+		{ "*2\r\n:1\r\n:5\r\n", -1, 0, 7, 7 },
+	};
+	redisReply *r;
+	unsigned int found;
+	size_t i;
+
+	for (i = 0; i < NITEMS(cases); i++) {
+		due = pending = 7;
+		found = 0;
+		r = unit_reply_str(cases[i].resp);
+		ck_assert_int_eq(nsstats_want_pair(want, NITEMS(want),
+		                     r->element[0], r->element[1], &found),
+		    cases[i].rc);
+		ck_assert_uint_eq(found, cases[i].found);
+		ck_assert_int_eq(due, cases[i].due);
+		ck_assert_int_eq(pending, cases[i].pending);
+		freeReplyObject(r);
+	}
+
+	/* "pending\0x" is not "pending". */
+	r = unit_reply(nul_name, sizeof nul_name - 1);
+	found = 0;
+	ck_assert_int_eq(nsstats_want_pair(want, NITEMS(want), r->element[0],
+	                     r->element[1], &found),
+	    0);
+	ck_assert_uint_eq(found, 0);
+	ck_assert_int_eq(pending, 7);
+	freeReplyObject(r);
+}
+END_TEST
+
 static Suite *
 nsstats_suite(void)
 {
@@ -239,6 +297,7 @@ nsstats_suite(void)
 	tcase_add_test(tc, test_table);
 	tcase_add_loop_test(tc, test_bad_reply, 0, NITEMS(bad_replies));
 	tcase_add_test(tc, test_edges);
+	tcase_add_test(tc, test_want_pair);
 	suite_add_tcase(s, tc);
 	return (s);
 }
