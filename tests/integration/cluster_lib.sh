@@ -164,3 +164,17 @@ cluster_fixtures() {
 		CUR_PORT=$(slot_port "$(ncli "$SEED" CLUSTER KEYSLOT "{$1}")")
 	}
 }
+
+# cluster_reactors N: start reactors r1 .. rN on namespaces a, b and c,
+# and wait (at most 30 s each) until each listens on the 3 links.
+cluster_reactors() {
+	local i
+	for i in $(seq 1 "$1"); do
+		lapsed_conf "r$i" "[namespace a]" "[namespace b]" "[namespace c]"
+		lapsed_start "r$i"
+	done
+	for i in $(seq 1 "$1"); do
+		wait_until 30 "r$i to listen on 3 links" \
+		    "[ \$(grep -c 'listening for expired keys' $T_DIR/r$i.log) -ge 3 ]"
+	done
+}

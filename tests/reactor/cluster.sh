@@ -27,14 +27,7 @@ t_is "a, b and c are served by three different primaries" \
     "$(printf '%s\n' $ports | sort -u | wc -l)" 3
 
 # Two reactors, each listening on three links.
-for i in 1 2; do
-	lapsed_conf "r$i" "[namespace a]" "[namespace b]" "[namespace c]"
-	lapsed_start "r$i"
-done
-for i in 1 2; do
-	wait_until 30 "r$i to listen on 3 links" \
-	    "[ \$(grep -c 'listening for expired keys' $T_DIR/r$i.log) -ge 3 ]"
-done
+cluster_reactors 2
 t_match "r1 took the URL's node for a Cluster node" \
     "$(cat "$T_DIR/r1.log")" "$CLUSTER_URL/0 is a Redis Cluster node"
 for ns in a b c; do

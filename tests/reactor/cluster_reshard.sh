@@ -15,14 +15,7 @@ t_ok "a cluster of 3 primaries and 3 replicas"
 cluster_fixtures
 N=${CLUSTER_EVENTS:-1000}
 
-for i in 1 2; do
-	lapsed_conf "r$i" "[namespace a]" "[namespace b]" "[namespace c]"
-	lapsed_start "r$i"
-done
-for i in 1 2; do
-	wait_until 30 "r$i to listen on 3 links" \
-	    "[ \$(grep -c 'listening for expired keys' $T_DIR/r$i.log) -ge 3 ]"
-done
+cluster_reactors 2
 t_ok "two reactors listen on the nodes of a, b and c"
 
 slot=$(ncli "$SEED" CLUSTER KEYSLOT "{c}")
