@@ -161,6 +161,13 @@ t_is "W's reactors key was not written" \
 refused bye 'ERR expected 2 arguments (NS ID), got 3' A x y
 refused bye 'ERR bad id: empty' A ''
 refused bye 'ERR lapse:{W}:reactor-info holds a string, not a hash' W x
+rcli SET "$(kd X reactors)" s >/dev/null
+rcli HSET "$(kd X reactor-info)" x y >/dev/null
+refused hello 'ERR lapse:{X}:reactors holds a string, not a zset' \
+    X x "${good[@]}"
+refused bye 'ERR lapse:{X}:reactors holds a string, not a zset' X x
+t_is "X's reactor-info was not written" \
+    "$(rcli HGETALL "$(kd X reactor-info)" | tr '\n' ' ')" "x y "
 
 # --- lapse_status -------------------------------------------------------------
 
