@@ -348,6 +348,20 @@ for how in "qro|ZREM lapse:{Q}:inflight" "qnot|DEL lapse:{Q}:t:$q1"; do
 	    "ERR no permission to ${how#*|}"
 done
 t_is "and nothing changed" "$(digest)" "$d0"
+# An inflight key of another type refuses them too, before the first write.
+rcli RENAME "$(kd Q inflight)" "$(kd Q inflight-kept)" >/dev/null
+rcli SET "$(kd Q inflight)" s >/dev/null
+d1=$(digest)
+t_is "cancel with an inflight key of another type: refused" \
+    "$(rcli FCALL lapse_cancel 3 "$(kd Q due)" "$(kd Q jobs)" \
+        "$(kd Q t:q1)" Q q1 2>&1)" \
+    "ERR lapse:{Q}:inflight holds a string, not a zset"
+t_is "replace with an inflight key of another type: refused" \
+    "$(rcli FCALL lapse_schedule 3 "$(kd Q due)" "$(kd Q jobs)" \
+        "$(kd Q t:q1)" Q q1 in 60000 x 2>&1)" \
+    "ERR lapse:{Q}:inflight holds a string, not a zset"
+t_is "and nothing changed" "$(digest)" "$d1"
+rcli RENAME "$(kd Q inflight-kept)" "$(kd Q inflight)" >/dev/null
 t_is "cancel of a recurring event with occurrences under way answers 1" \
     "$(rcli FCALL lapse_cancel 3 "$(kd Q due)" "$(kd Q jobs)" \
         "$(kd Q t:q1)" Q q1)" 1
