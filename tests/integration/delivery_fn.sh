@@ -487,6 +487,17 @@ bad 'ERR bad id "a b": byte 0x20 at offset 1 is not allowed (ids are bytes 0x21-
     lapse_ack 2 "$(kd B jobs)" "$(kd B inflight)" B 'a b' 1000 1
 bad 'ERR bad due "-1": must be 0 to 253402300799999 milliseconds since the epoch' \
     lapse_ack 2 "$(kd B jobs)" "$(kd B inflight)" B b1 -1 1
+# The member of an occurrence (ID<space>DUE) is checked as its ID: too
+# long, or a byte an id may not hold, before the space.
+bad 'ERR bad id: longer than 512 bytes (515)' \
+    lapse_ack 2 "$(kd B jobs)" "$(kd B inflight)" B \
+    "$(printf 'i%.0s' {1..513}) 5" 1000 1
+bad 'ERR bad id "a b 5": byte 0x20 at offset 1 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)' \
+    lapse_ack 2 "$(kd B jobs)" "$(kd B inflight)" B 'a b 5' 1000 1
+bad 'ERR bad id "b1 5x": byte 0x20 at offset 2 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)' \
+    lapse_ack 2 "$(kd B jobs)" "$(kd B inflight)" B 'b1 5x' 1000 1
+bad 'ERR bad id "b1 ": byte 0x20 at offset 2 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)' \
+    lapse_release 3 "$(kd B due)" "$(kd B jobs)" "$(kd B inflight)" B 'b1 ' 1000 1
 bad 'ERR bad attempt "0": must be 1 to 1000000000000000' \
     lapse_ack 2 "$(kd B jobs)" "$(kd B inflight)" B b1 1000 0
 bad 'ERR bad attempt "1.0": must be 1 to 1000000000000000' \
