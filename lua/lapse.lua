@@ -854,7 +854,8 @@ end
 -- delivers them from the sweep's reply. One ZADD and one HSET per
 -- LEASE_CHUNK events, not one of each per event: a command called from
 -- Lua costs about 1 us more than it does itself. A chunk's ZADD comes
--- first and is undone if its HSET is refused, so that the events of a
+-- first and is undone if its HSET is refused (an expired lease that
+-- lease_again took gets its old score back), so that the events of a
 -- refused chunk are left as they were and those before it handed off.
 -- Returns how many were handed off, and the error of the refusal.
 local LEASE_CHUNK = 1000
@@ -880,11 +881,26 @@ local function to_inflight(c, b)
 		if type(r) ~= 'table' then
 			r = redis_pcall('HSET', c.jobs, unpack(fields, 1, k))
 			if type(r) == 'table' then
-				local added = {}
-				for j = 2, k, 2 do
-					added[j / 2] = scores[j]
+				-- Undone: an expired lease taken to lease again
+				-- gets its old score back, others leave.
+				local added, back, na, nb = {}, {}, 0, 0
+				for i = done + 1, last do
+					local m = member and member[i] or ids[i]
+					local was = b.leased and b.leased[i]
+					if was then
+						back[nb + 1], back[nb + 2] = was, m
+						nb = nb + 2
+					else
+						na = na + 1
+						added[na] = m
+					end
 				end
-				redis_pcall('ZREM', c.skey, unpack(added))
+				if na > 0 then
+					redis_pcall('ZREM', c.skey, unpack(added))
+				end
+				if nb > 0 then
+					redis_pcall('ZADD', c.skey, unpack(back))
+				end
 			end
 		end
 		if type(r) == 'table' then
@@ -2024,9 +2040,14 @@ end
 -- not after now, earliest first, at most RECOVER_MAX, and their raw
 -- records (false: none). taken[i]: leased again by this call.
 local function expired_leases(c)
-	local ids = redis_call('ZRANGE', c.inflight, '-inf', c.fired,
-	    'BYSCORE', 'LIMIT', '0', RECOVER_MAX_TEXT)
-	local lost = { id = ids, raw = {}, rec = {}, taken = {} }
+	local r = redis_call('ZRANGE', c.inflight, '-inf', c.fired,
+	    'BYSCORE', 'LIMIT', '0', RECOVER_MAX_TEXT, 'WITHSCORES')
+	local ids, scores = {}, {}
+	for i = 1, #r / 2 do
+		ids[i], scores[i] = r[2 * i - 1], r[2 * i]
+	end
+	local lost = { id = ids, score = scores, raw = {}, rec = {},
+	    taken = {} }
 	if #ids > 0 then
 		lost.raw = redis_call('HMGET', c.jobs, unpack(ids))
 	end
@@ -2053,6 +2074,9 @@ local function lease_again(c, b, lost, max, maxbytes)
 		if rec and rec.a < c.maxattempts then
 			rec.e = LEASE_EXPIRED
 			batch_add(b, lost.id[i], c.fired, rec)
+			-- Its lease, restored should its hand-off be refused.
+			b.leased = b.leased or {}
+			b.leased[b.n] = lost.score[i]
 			b.bytes = b.bytes + #lost.raw[i]
 			lost.taken[i] = true
 		end

@@ -219,6 +219,29 @@ t_is "a sweep by a user who may not write the horizon mark is refused" \
 t_is "and changed nothing: nothing fired, no trigger key promoted" \
     "$(digest)" "$d0"
 
+# A delivery sweep whose hand-off to inflight is refused (the records'
+# HSET, by a user who may not HSET) leaves an expired lease it took to
+# lease again where it was: in inflight at its old score, to be recovered
+# by the next sweep, not removed from inflight with its record kept.
+vk4() { for s in due jobs inflight dead; do echo "lapse:{v}:$s"; done; }
+rcli HSET 'lapse:{v}:horizon' ms 0 >/dev/null
+fcall_schedule v e1 at 1000 p1 >/dev/null
+# shellcheck disable=SC2046
+rcli FCALL lapse_sweep 4 $(vk4) v sweep http 0 10 8388608 1 3 >/dev/null
+lease=$(rcli ZSCORE 'lapse:{v}:inflight' e1)
+wait_until 5 "the 1 ms lease to pass on the Redis clock" \
+    '[ "$(redis_time_ms)" -gt "$lease" ]'
+rcli ACL SETUSER nohset on '>pw' '~lapse:{v}:*' '&*' '+@all' '-hset' \
+    >/dev/null
+d0=$(digest)
+# shellcheck disable=SC2046
+out=$(as nohset FCALL lapse_sweep 4 $(vk4) v sweep http 0 10 8388608 60000 3)
+t_is "a delivery sweep whose HSET is refused answers the refusal" \
+    "${out%%): *}" 'ERR lapse:{v}:inflight refused event "e1" (0 fired before it'
+t_is "and changed nothing: the expired lease is still in inflight" \
+    "$(digest)" "$d0"
+t_is "at its old score" "$(rcli ZSCORE 'lapse:{v}:inflight' e1)" "$lease"
+
 # --- scores and records written behind lapse's back -------------------------
 # They must never make a call fail after it wrote: a due time is floored
 # and clamped to [0, 253402300799999], only whole ones get trigger keys, a
