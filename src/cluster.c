@@ -320,6 +320,13 @@ cluster_stale(void *arg, const char *why)
 	cluster_ask(t->cluster);
 }
 
+void
+cluster_refresh(struct cluster *c, const char *why)
+{
+	log_debug("cluster: asking again: %s", why);
+	cluster_ask(c);
+}
+
 unsigned long
 cluster_moves(const struct cluster *c)
 {

@@ -72,6 +72,9 @@ const struct redis_url *cluster_target(void *arg, const char **why);
 /* aconn_stale_fn for a struct cluster_target: ask for the topology again. */
 void cluster_stale(void *arg, const char *why);
 
+/* A connection to a node says it is stale: ask for the topology again. */
+void cluster_refresh(struct cluster *, const char *why);
+
 /* How many times a slot lapse uses was found on another node. */
 unsigned long cluster_moves(const struct cluster *);
 

@@ -1055,6 +1055,12 @@ delivery_new(struct event_base *base, struct evdns_base *dns,
 }
 
 void
+delivery_rebind(struct delivery *d, struct link *link)
+{
+	d->link = link;
+}
+
+void
 delivery_free(struct delivery *d)
 {
 	struct attempt *a;

@@ -90,6 +90,12 @@ struct delivery *delivery_new(struct event_base *base, struct evdns_base *dns,
 /* Free it, cancelling what runs (nothing is written); NULL is fine. */
 void delivery_free(struct delivery *);
 
+/*
+ * Send the calls on link (borrowed) from now on: the namespace's slot
+ * moved. The attempts running go on; their acks are fenced.
+ */
+void delivery_rebind(struct delivery *, struct link *link);
+
 /* How many more attempts may start now. */
 unsigned int delivery_slots(const struct delivery *);
 

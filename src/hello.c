@@ -200,6 +200,16 @@ hello_start(struct hello *h)
 }
 
 void
+hello_rebind(struct hello *h, size_t i, struct link *link)
+{
+	struct hello_ns *n = &h->ns[i];
+
+	n->link = link;
+	if (!h->stopped && !n->inflight && link_ready(link))
+		hello_send(n, 1);
+}
+
+void
 hello_link_up(struct hello *h, struct link *link)
 {
 	size_t i;

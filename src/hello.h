@@ -49,8 +49,17 @@ void hello_self_init(struct hello_self *self, const char *listen);
 /* A registry client for self (copied); idle until hello_start(). */
 struct hello *hello_new(struct event_base *base, const struct hello_self *self);
 
-/* Say hello for namespace ns (copied) on link (borrowed); before start. */
+/*
+ * Say hello for namespace ns (copied) on link (borrowed; NULL: none yet);
+ * before start. The namespaces are numbered from 0 in the order added.
+ */
 void hello_add(struct hello *, struct link *link, const char *ns);
+
+/*
+ * Namespace i's slot moved: say hello on link from now on, at once if it
+ * is ready.
+ */
+void hello_rebind(struct hello *, size_t i, struct link *link);
 
 /* Say hello every HELLO_INTERVAL_MS from now on. */
 void hello_start(struct hello *);

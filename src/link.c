@@ -468,7 +468,7 @@ link_free(struct link *l)
 int
 link_ready(const struct link *l)
 {
-	return (aconn_ready(l->cmd));
+	return (l != NULL && aconn_ready(l->cmd));
 }
 
 int
@@ -500,6 +500,8 @@ int
 link_command(
     struct link *l, aconn_reply_cb *fn, void *privdata, const struct rcmd *c)
 {
+	if (l == NULL)
+		return (-1);
 	return (
 	    aconn_command(l->cmd, fn, privdata, c->argc, c->argv, c->argvlen));
 }
@@ -507,24 +509,32 @@ link_command(
 size_t
 link_pending(const struct link *l)
 {
+	if (l == NULL)
+		return (0);
 	return (aconn_pending(l->cmd));
 }
 
 void
 link_clock_sample(struct link *l, uint64_t sent_us, int64_t server_ms)
 {
+	if (l == NULL)
+		return;
 	clock_offset_sample(&l->clock, sent_us, clock_mono_us(), server_ms);
 }
 
 uint64_t
 link_mono_at(const struct link *l, int64_t server_ms)
 {
+	if (l == NULL)
+		return (0);
 	return (clock_mono_at(&l->clock, server_ms));
 }
 
 int64_t
 link_server_ms(const struct link *l)
 {
+	if (l == NULL)
+		return (-1);
 	return (clock_server_ms(&l->clock, clock_mono_us()));
 }
 

@@ -118,6 +118,13 @@ void link_stop(struct link *, aconn_idle_cb *idle, void *arg);
 /* Free the link, answering its calls in flight with NULL; NULL is fine. */
 void link_free(struct link *);
 
+/*
+ * link_ready(), link_command(), link_pending(), link_clock_sample(),
+ * link_mono_at() and link_server_ms() accept NULL: no link (a Cluster
+ * namespace whose node is not known yet), never ready, sending nothing,
+ * with nothing in flight and no clock.
+ */
+
 /* True when commands can be sent. */
 int link_ready(const struct link *);
 

@@ -80,11 +80,19 @@
 
 static const char *via_names[] = { "expired", "timer", "sweep" };
 
+/* The namespace's wake channel as subscribed on one link. */
+struct ns_wake {
+	struct namespace *ns;
+	struct link *link;
+};
+
 struct namespace
 {
 	const struct conf *cfg;
 	const struct conf_ns *ns;
-	struct link *link;
+	struct link *link; /* NULL while its node is not known (a Cluster) */
+	struct ns_wake **wakes; /* its wake channel on each link */
+	size_t nwakes;
 	char *key_due;
 	char *key_jobs;
 	char *key_sink;
@@ -450,12 +458,14 @@ static void
 wake_cb(
     void *arg, const char *channel, size_t len, const char *msg, size_t mlen)
 {
-	struct namespace *ns = arg;
+	struct ns_wake *w = arg;
+	struct namespace *ns = w->ns;
 	char buf[24], *end;
 	long long due;
 	uint64_t at;
 
-	if (ns->stopping || mlen == 0 || mlen >= sizeof buf || msg[0] < '0' ||
+	/* A Cluster publishes to every node: hear it once, on ns's own. */
+	if (w->link != ns->link || ns->stopping || mlen == 0 || mlen >= sizeof buf || msg[0] < '0' ||
 	    msg[0] > '9')
 		return;
 	memcpy(buf, msg, mlen);
@@ -721,7 +731,6 @@ namespace_new(struct event_base *base, struct evdns_base *dns,
 	tv.tv_sec = (time_t)(cfg->sweep_interval_ms / 1000);
 	tv.tv_usec = (suseconds_t)(cfg->sweep_interval_ms % 1000) * 1000;
 	evtimer_add(ns->sweep_timer, &tv);
-	link_subscribe(link, ns->wake, wake_cb, ns);
 	if (nscfg->nwatch > 0) {
 		names.key_due = ns->key_due;
 		names.key_jobs = ns->key_jobs;
@@ -734,6 +743,51 @@ namespace_new(struct event_base *base, struct evdns_base *dns,
 		    watch_new(base, link, nscfg, cfg->redis->db, &names);
 	}
 	return (ns);
+}
+
+void
+namespace_subscribe(struct namespace *ns, struct link *link)
+{
+	struct ns_wake *w;
+
+	w = xmalloc(sizeof *w);
+	w->ns = ns;
+	w->link = link;
+	ns->wakes =
+	    xreallocarray(ns->wakes, ns->nwakes + 1, sizeof *ns->wakes);
+	ns->wakes[ns->nwakes++] = w;
+	link_subscribe(link, ns->wake, wake_cb, w);
+	if (ns->watch != NULL)
+		watch_subscribe(ns->watch, link);
+}
+
+void
+namespace_unsubscribe(struct namespace *ns, const struct link *link)
+{
+	size_t i = 0;
+
+	while (i < ns->nwakes) {
+		if (ns->wakes[i]->link != link) {
+			i++;
+			continue;
+		}
+		free(ns->wakes[i]);
+		ns->wakes[i] = ns->wakes[--ns->nwakes];
+	}
+}
+
+void
+namespace_rebind(struct namespace *ns, struct link *link)
+{
+	if (ns->link == link)
+		return;
+	ns->link = link;
+	if (ns->delivery != NULL)
+		delivery_rebind(ns->delivery, link);
+	if (ns->watch != NULL)
+		watch_rebind(ns->watch, link);
+	if (link_ready(link))
+		namespace_up(ns);
 }
 
 const char *
@@ -790,6 +844,9 @@ namespace_free(struct namespace *ns)
 	free(ns->key_horizon);
 	free(ns->wake);
 	free(ns->last_error);
+	while (ns->nwakes > 0)
+		free(ns->wakes[--ns->nwakes]);
+	free(ns->wakes);
 	free(ns);
 }
 

@@ -85,10 +85,10 @@ const char *via_name(enum via);
 
 /*
  * The runtime of namespace ns of configuration cfg (both borrowed: they
- * must outlive it), bound to link (borrowed), whose channels it
- * registers; idle until namespace_up(). dns (may be NULL) resolves the
- * hosts of an http sink. Returns NULL with *cause set (caller frees) when
- * its sink cannot be set up.
+ * must outlive it), bound to link (borrowed; NULL: none yet, see
+ * namespace_rebind()); idle until namespace_up(). dns (may be NULL)
+ * resolves the hosts of an http sink. Returns NULL with *cause set
+ * (caller frees) when its sink cannot be set up.
  */
 struct namespace *namespace_new(struct event_base *base, struct evdns_base *dns,
     const struct conf *cfg, const struct conf_ns *ns, struct link *link,
@@ -96,6 +96,24 @@ struct namespace *namespace_new(struct event_base *base, struct evdns_base *dns,
 
 /* Free it; NULL is fine. */
 void namespace_free(struct namespace *);
+
+/*
+ * Register the namespace's channels (its wake channel, its watched
+ * prefixes' patterns) with link, before link_start(). Its wake is heard
+ * only on the link it is bound to (a Cluster publishes on every node);
+ * notifications of its watched keys, on any.
+ */
+void namespace_subscribe(struct namespace *, struct link *link);
+
+/* Forget what namespace_subscribe() kept for link, which is being freed. */
+void namespace_unsubscribe(struct namespace *, const struct link *link);
+
+/*
+ * Send every call on link (borrowed) from now on: the namespace's slot
+ * moved to another node. If the link is ready, the namespace is set up
+ * and swept at once (namespace_up()); else it will hear LINK_UP.
+ */
+void namespace_rebind(struct namespace *, struct link *link);
 
 /* Its name (borrowed from the configuration). */
 const char *namespace_name(const struct namespace *);

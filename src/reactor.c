@@ -1,13 +1,21 @@
 /*
- * The reactor's wiring. Invariants: every namespace is bound to exactly
- * one link, for its whole life: the one link of a single node or of
- * Sentinel's master, or in a Redis Cluster a link of its own whose target
- * is its slot's primary (the link moves when the slot does, and the
- * namespace hears LINK_UP and LINK_CATCH_UP as after any reconnect, so it
- * sweeps at once); links and namespaces are created before the links
- * start (subscriptions are registered then) and freed only after the
- * loop ends. Once stopping, nothing new is sent, and the loop
- * exits when no call is in flight on any link, or after command-timeout.
+ * The reactor's wiring. Invariants:
+ *
+ *  - One link per node: the one link of a single node or of Sentinel's
+ *    master, or in a Redis Cluster one link per primary that holds a
+ *    namespace's slot. Every link hears every namespace's channels
+ *    (registered before the link starts), and the expired keyevents of
+ *    its node.
+ *  - Every namespace is bound to at most one link: always in a single
+ *    node or Sentinel deployment; in a Cluster, to its slot's primary's
+ *    once known. When the slot moves (a failover, a reshard), the
+ *    namespace is bound to the new primary's link (made if need be) and
+ *    sweeps at once, or when that link comes up.
+ *  - A Cluster link no namespace is bound to is retired: stopped, and
+ *    freed once nothing is in flight on it, from a timer (never inside
+ *    its own callbacks). Namespaces are freed only after the loop ends.
+ *  - Once stopping, nothing new is sent, and the loop exits when no call
+ *    is in flight on any link, or after command-timeout.
  */
 #include "config.h"
 
@@ -36,19 +44,29 @@
 /* How often the state is checked for what no event of a link says. */
 #define REACTOR_STATE_MS 1000
 
+/* A link to one node. */
+struct rlink {
+	struct reactor *r;
+	struct link *link;
+	struct redis_url *node; /* a Cluster's primary; NULL otherwise */
+	char *name;
+	int started; /* link_start() was called */
+	int retired; /* no namespace is on it: stopped, freed once idle */
+};
+
 struct reactor {
 	struct event_base *base;
+	struct evdns_base *dns;
 	const struct conf *cfg;
-	struct link **links; /* one, or in a Cluster one per namespace */
+	struct rlink **links;
 	size_t nlinks;
-	int *started; /* link_start() was called on links[i] */
-	char **link_names;
 	struct sentinel *sentinel; /* finds the node: redis-sentinel:// */
 	struct cluster *cluster; /* finds each slot's node: a Cluster */
-	struct cluster_target **targets; /* links[i]'s, in a Cluster */
+	struct cluster_target **targets; /* ns[i]'s slot, in a Cluster */
+	struct event *retire_timer; /* frees retired links once idle */
 	char *expired_channel;
 	struct namespace **ns;
-	size_t *ns_link; /* the index of the link of ns[i] */
+	struct link **ns_link; /* ns[i]'s link; NULL while not known */
 	size_t nns;
 	struct hello *hello; /* this reactor's entry in the registry */
 
@@ -76,35 +94,11 @@ master_changed_cb(void *arg)
 
 	if (r->stopping)
 		return; /* link_stop() was called: started or not, it stays */
-	if (!r->started[0]) {
-		r->started[0] = 1;
-		link_start(r->links[0]);
+	if (!r->links[0]->started) {
+		r->links[0]->started = 1;
+		link_start(r->links[0]->link);
 	} else
-		link_retarget(r->links[0]);
-}
-
-/*
- * A slot of the Cluster was found on a node, or moved: each link whose
- * slot's node is known starts, or moves to it (a link already there
- * stays: link_retarget() only moves a connection to another node).
- */
-static void
-slots_changed_cb(void *arg)
-{
-	struct reactor *r = arg;
-	const char *why;
-	size_t i;
-
-	if (r->stopping)
-		return;
-	for (i = 0; i < r->nlinks; i++) {
-		if (r->started[i])
-			link_retarget(r->links[i]);
-		else if (cluster_target(r->targets[i], &why) != NULL) {
-			r->started[i] = 1;
-			link_start(r->links[i]);
-		}
-	}
+		link_retarget(r->links[0]->link);
 }
 
 /* The static resolver: the configured URL. */
@@ -114,6 +108,24 @@ static_target(void *arg, const char **why)
 	const struct conf *cfg = arg;
 
 	return (cfg->redis);
+}
+
+/* A Cluster node's link connects to that node, whatever happens. */
+static const struct redis_url *
+node_target(void *arg, const char **why)
+{
+	const struct rlink *rl = arg;
+
+	return (rl->node);
+}
+
+/* The node is lost, or no longer a primary: ask where the slots are. */
+static void
+node_stale(void *arg, const char *why)
+{
+	struct rlink *rl = arg;
+
+	cluster_refresh(rl->r->cluster, why);
 }
 
 static struct namespace *
@@ -162,19 +174,30 @@ reactor_check_state(struct reactor *r)
 	connected = 1;
 	why[0] = '\0';
 	for (i = 0; i < r->nlinks && connected; i++) {
-		connected = link_connected(r->links[i], why, sizeof why);
-		if (connected || r->cluster == NULL)
+		if (r->links[i]->retired)
 			continue;
-		if (!r->started[i] && cluster_last_error(r->cluster)[0] != '\0')
-			snprintf(why, sizeof why, "cluster: %s",
-			    cluster_last_error(r->cluster));
-		else if (why[0] != '\0') {
+		connected = link_connected(r->links[i]->link, why, sizeof why);
+		if (!connected && r->cluster != NULL && why[0] != '\0') {
 			snprintf(prefixed, sizeof prefixed, "%s: %s",
-			    r->link_names[i], why);
+			    r->links[i]->name, why);
 			snprintf(why, sizeof why, "%s", prefixed);
 		}
 	}
-	if (!connected && r->sentinel != NULL && !r->started[0] &&
+	/* A Cluster namespace whose slot's primary is not known yet. */
+	for (i = 0; i < r->nns && connected; i++) {
+		if (r->ns_link[i] != NULL)
+			continue;
+		connected = 0;
+		if (cluster_last_error(r->cluster)[0] != '\0')
+			snprintf(why, sizeof why, "cluster: %s",
+			    cluster_last_error(r->cluster));
+		else
+			snprintf(why, sizeof why,
+			    "cluster: no node named the primary of namespace "
+			    "%s yet",
+			    namespace_name(r->ns[i]));
+	}
+	if (!connected && r->sentinel != NULL && !r->links[0]->started &&
 	    sentinel_last_error(r->sentinel)[0] != '\0')
 		snprintf(why, sizeof why, "sentinels: %s",
 		    sentinel_last_error(r->sentinel));
@@ -215,7 +238,7 @@ on_link_event(struct link *link, enum link_event ev, void *arg)
 	if (ev == LINK_UP)
 		hello_link_up(r->hello, link);
 	for (i = 0; i < r->nns && ev != LINK_DOWN; i++) {
-		if (r->links[r->ns_link[i]] != link)
+		if (r->ns_link[i] != link)
 			continue;
 		if (ev == LINK_UP)
 			namespace_up(r->ns[i]);
@@ -297,30 +320,192 @@ reactor_cluster_check(const struct conf *cfg, char **cause)
 	return (0);
 }
 
-/* The configuration of link i (name borrowed from r->link_names). */
-static void
-reactor_link_config(struct reactor *r, size_t i, struct link_config *lc)
+/*
+ * A new link, to rl->node in a Cluster (node: copied), else to the URL's
+ * node or Sentinel's master, subscribed to the expired keyevents and to
+ * every namespace's channels; idle until started.
+ */
+static struct rlink *
+reactor_add_link(struct reactor *r, const struct redis_url *node)
 {
 	const struct conf *cfg = r->cfg;
+	struct link_config lc;
+	struct rlink *rl;
+	size_t i;
 
-	memset(lc, 0, sizeof *lc);
-	lc->name = r->link_names[i];
-	lc->target = static_target;
-	lc->target_arg = (void *)cfg;
+	rl = xcalloc(1, sizeof *rl);
+	rl->r = r;
+	memset(&lc, 0, sizeof lc);
+	lc.target = static_target;
+	lc.target_arg = (void *)cfg;
 	if (r->sentinel != NULL) {
-		lc->target = sentinel_target;
-		lc->stale = sentinel_stale;
-		lc->target_arg = r->sentinel;
-	} else if (r->cluster != NULL) {
-		lc->target = cluster_target;
-		lc->stale = cluster_stale;
-		lc->target_arg = r->targets[i];
+		lc.target = sentinel_target;
+		lc.stale = sentinel_stale;
+		lc.target_arg = r->sentinel;
+	} else if (node != NULL) {
+		rl->node = redis_url_copy(node);
+		lc.target = node_target;
+		lc.stale = node_stale;
+		lc.target_arg = rl;
 	}
-	lc->password = cfg->password;
-	lc->connect_timeout_ms = cfg->connect_timeout_ms;
-	lc->command_timeout_ms = cfg->command_timeout_ms;
-	lc->keyspace_flags = reactor_flags(cfg);
-	lc->keyspace_auto = cfg->keyspace_events_auto;
+	rl->name = node != NULL ? redis_url_display(node) : xstrdup(cfg->url);
+	lc.name = rl->name;
+	lc.password = cfg->password;
+	lc.connect_timeout_ms = cfg->connect_timeout_ms;
+	lc.command_timeout_ms = cfg->command_timeout_ms;
+	lc.keyspace_flags = reactor_flags(cfg);
+	lc.keyspace_auto = cfg->keyspace_events_auto;
+	rl->link = link_new(r->base, r->dns, &lc, on_link_event, r);
+	link_subscribe(rl->link, r->expired_channel, expired_cb, r);
+	for (i = 0; i < r->nns; i++)
+		namespace_subscribe(r->ns[i], rl->link);
+	r->links = xreallocarray(r->links, r->nlinks + 1, sizeof *r->links);
+	r->links[r->nlinks++] = rl;
+	return (rl);
+}
+
+/* Bind namespace i to link (NULL: none): its calls go there from now on. */
+static void
+reactor_bind(struct reactor *r, size_t i, struct link *link)
+{
+	if (r->ns_link[i] == link)
+		return;
+	r->ns_link[i] = link;
+	namespace_rebind(r->ns[i], link);
+	hello_rebind(r->hello, i, link);
+}
+
+/* The link to node (a Cluster's primary), made and started if need be. */
+static struct rlink *
+reactor_node_link(struct reactor *r, const struct redis_url *node)
+{
+	struct rlink *rl;
+	size_t i;
+
+	for (i = 0; i < r->nlinks; i++) {
+		rl = r->links[i];
+		if (!rl->retired && rl->node->port == node->port &&
+		    strcmp(rl->node->host, node->host) == 0)
+			return (rl);
+	}
+	rl = reactor_add_link(r, node);
+	log_info("cluster: linking to %s", rl->name);
+	rl->started = 1;
+	link_start(rl->link);
+	return (rl);
+}
+
+/* The calls in flight on every link. */
+static size_t
+reactor_pending(const struct reactor *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nlinks; i++)
+		n += link_pending(r->links[i]->link);
+	return (n);
+}
+
+/* Nothing is in flight on a link: once no link has, leave the loop. */
+static void
+idle_cb(struct aconn *conn, void *arg)
+{
+	struct reactor *r = arg;
+
+	if (reactor_pending(r) != 0)
+		return;
+	evtimer_del(r->stop_timer);
+	event_base_loopexit(r->base, NULL);
+}
+
+/* A retired link has nothing in flight: free it (from the timer). */
+static void
+retired_idle_cb(struct aconn *conn, void *arg)
+{
+	struct reactor *r = arg;
+	struct timeval tv = { 0, 0 };
+
+	evtimer_add(r->retire_timer, &tv);
+	if (r->stopping)
+		idle_cb(conn, arg);
+}
+
+static void
+rlink_free(struct rlink *rl)
+{
+	link_free(rl->link); /* answers what is in flight with NULL */
+	redis_url_free(rl->node);
+	free(rl->name);
+	free(rl);
+}
+
+/* Free the retired links that have nothing in flight. */
+static void
+retire_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct reactor *r = arg;
+	struct rlink *rl;
+	size_t i = 0, j;
+
+	while (i < r->nlinks) {
+		rl = r->links[i];
+		if (!rl->retired || link_pending(rl->link) != 0) {
+			i++;
+			continue;
+		}
+		for (j = 0; j < r->nns; j++)
+			namespace_unsubscribe(r->ns[j], rl->link);
+		rlink_free(rl);
+		memmove(&r->links[i], &r->links[i + 1],
+		    (r->nlinks - i - 1) * sizeof *r->links);
+		r->nlinks--;
+	}
+}
+
+/* Stop the links of a Cluster no namespace is bound to any more. */
+static void
+reactor_retire(struct reactor *r)
+{
+	struct rlink *rl;
+	size_t i, j;
+
+	for (i = 0; i < r->nlinks; i++) {
+		rl = r->links[i];
+		if (rl->retired || rl->node == NULL)
+			continue;
+		for (j = 0; j < r->nns && r->ns_link[j] != rl->link; j++)
+			;
+		if (j < r->nns)
+			continue;
+		log_info("cluster: no namespace on %s now: closing its link",
+		    rl->name);
+		rl->retired = 1;
+		link_stop(rl->link, retired_idle_cb, r);
+	}
+}
+
+/*
+ * A slot of the Cluster was found on a node, or moved: each namespace
+ * whose slot's primary is known is bound to its link, and the links no
+ * namespace needs any more are retired.
+ */
+static void
+slots_changed_cb(void *arg)
+{
+	struct reactor *r = arg;
+	const struct redis_url *node;
+	const char *why;
+	size_t i;
+
+	if (r->stopping)
+		return;
+	for (i = 0; i < r->nns; i++) {
+		node = cluster_target(r->targets[i], &why);
+		if (node != NULL)
+			reactor_bind(r, i, reactor_node_link(r, node)->link);
+	}
+	reactor_retire(r);
+	reactor_check_state(r);
 }
 
 /*
@@ -328,8 +513,7 @@ reactor_link_config(struct reactor *r, size_t i, struct link_config *lc)
  * namespaces' watched prefixes checked. Returns 0, or -1 with *cause.
  */
 static int
-reactor_new_cluster(struct reactor *r, struct event_base *base,
-    struct evdns_base *dns, char **cause)
+reactor_new_cluster(struct reactor *r, char **cause)
 {
 	const struct conf *cfg = r->cfg;
 	struct cluster_config cc;
@@ -344,16 +528,17 @@ reactor_new_cluster(struct reactor *r, struct event_base *base,
 	cc.password = cfg->password;
 	cc.connect_timeout_ms = cfg->connect_timeout_ms;
 	cc.command_timeout_ms = cfg->command_timeout_ms;
-	r->cluster = cluster_new(base, dns, &cc, slots_changed_cb, r);
-	r->targets = xcalloc(r->nlinks, sizeof *r->targets);
+	r->cluster = cluster_new(r->base, r->dns, &cc, slots_changed_cb, r);
+	r->targets = xcalloc(cfg->nns, sizeof *r->targets);
 	for (i = 0; i < cfg->nns; i++) {
 		xasprintf(&tag, "{%s}", cfg->ns[i].name);
 		slot = clusterreply_keyslot(tag, strlen(tag));
 		free(tag);
 		r->targets[i] = cluster_add_slot(r->cluster, slot);
-		xasprintf(
-		    &r->link_names[i], "%s {%s}", cfg->url, cfg->ns[i].name);
 	}
+	r->retire_timer = evtimer_new(r->base, retire_timer_cb, r);
+	if (r->retire_timer == NULL)
+		fatalx("reactor_new: cannot create a timer");
 	return (0);
 }
 
@@ -364,24 +549,18 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 	char listen[HOSTPORT_BUFSIZE];
 	struct hello_self self;
 	struct sentinel_config sc;
-	struct link_config lc;
+	struct rlink *rl;
 	struct reactor *r;
 	size_t i;
 
 	r = xcalloc(1, sizeof *r);
 	r->base = base;
+	r->dns = dns;
 	r->cfg = cfg;
-	r->nlinks = cluster ? cfg->nns : 1;
-	r->links = xcalloc(r->nlinks, sizeof *r->links);
-	r->started = xcalloc(r->nlinks, sizeof *r->started);
-	r->link_names = xcalloc(r->nlinks, sizeof *r->link_names);
-	if (cluster) {
-		if (reactor_new_cluster(r, base, dns, cause) != 0) {
-			reactor_free(r);
-			return (NULL);
-		}
-	} else
-		r->link_names[0] = xstrdup(cfg->url);
+	if (cluster && reactor_new_cluster(r, cause) != 0) {
+		reactor_free(r);
+		return (NULL);
+	}
 	if (cfg->redis->is_sentinel) {
 		memset(&sc, 0, sizeof sc);
 		sc.url = cfg->redis;
@@ -393,11 +572,6 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 	}
 	xasprintf(
 	    &r->expired_channel, "__keyevent@%d__:expired", cfg->redis->db);
-	for (i = 0; i < r->nlinks; i++) {
-		reactor_link_config(r, i, &lc);
-		r->links[i] = link_new(base, dns, &lc, on_link_event, r);
-		link_subscribe(r->links[i], r->expired_channel, expired_cb, r);
-	}
 	for (i = 0; i < cfg->nns && !r->spawning; i++) {
 		if (cfg->ns[i].sink != CONF_SINK_EXEC)
 			continue;
@@ -415,18 +589,23 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 	        ? hostport_format(&cfg->listen, listen, sizeof listen)
 	        : NULL);
 	r->hello = hello_new(base, &self);
-	r->nns = cfg->nns;
-	r->ns = xcalloc(r->nns, sizeof *r->ns);
-	r->ns_link = xcalloc(r->nns, sizeof *r->ns_link);
-	for (i = 0; i < r->nns; i++) {
-		r->ns_link[i] = cluster ? i : 0;
-		r->ns[i] = namespace_new(base, dns, cfg, &cfg->ns[i],
-		    r->links[r->ns_link[i]], cause);
+	r->ns = xcalloc(cfg->nns, sizeof *r->ns);
+	r->ns_link = xcalloc(cfg->nns, sizeof *r->ns_link);
+	for (r->nns = 0; r->nns < cfg->nns; r->nns++) {
+		i = r->nns;
+		r->ns[i] =
+		    namespace_new(base, dns, cfg, &cfg->ns[i], NULL, cause);
 		if (r->ns[i] == NULL) {
 			reactor_free(r);
 			return (NULL);
 		}
-		hello_add(r->hello, r->links[r->ns_link[i]], cfg->ns[i].name);
+		hello_add(r->hello, NULL, cfg->ns[i].name);
+	}
+	/* A Cluster's links are made as their nodes are found. */
+	if (!cluster) {
+		rl = reactor_add_link(r, NULL);
+		for (i = 0; i < r->nns; i++)
+			reactor_bind(r, i, rl->link);
 	}
 	return (r);
 }
@@ -449,8 +628,8 @@ reactor_start(struct reactor *r)
 		cluster_start(
 		    r->cluster); /* each link once its node is known */
 	else {
-		r->started[0] = 1;
-		link_start(r->links[0]);
+		r->links[0]->started = 1;
+		link_start(r->links[0]->link);
 	}
 	hello_start(r->hello);
 	if (r->state_cb == NULL)
@@ -464,17 +643,6 @@ reactor_start(struct reactor *r)
 	reactor_check_state(r);
 }
 
-/* The calls in flight on every link. */
-static size_t
-reactor_pending(const struct reactor *r)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < r->nlinks; i++)
-		n += link_pending(r->links[i]);
-	return (n);
-}
-
 static void
 stop_timer_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -483,18 +651,6 @@ stop_timer_cb(evutil_socket_t fd, short events, void *arg)
 
 	log_warnx("stopping with %zu call%s still in flight after %llu ms", n,
 	    n == 1 ? "" : "s", (unsigned long long)r->cfg->command_timeout_ms);
-	event_base_loopexit(r->base, NULL);
-}
-
-/* A link has nothing in flight: once no link has, leave the loop. */
-static void
-idle_cb(struct aconn *conn, void *arg)
-{
-	struct reactor *r = arg;
-
-	if (reactor_pending(r) != 0)
-		return;
-	evtimer_del(r->stop_timer);
 	event_base_loopexit(r->base, NULL);
 }
 
@@ -511,10 +667,14 @@ stop_link(struct reactor *r)
 	tv.tv_sec = (time_t)(r->cfg->command_timeout_ms / 1000);
 	tv.tv_usec = (suseconds_t)(r->cfg->command_timeout_ms % 1000) * 1000;
 	evtimer_add(r->stop_timer, &tv);
-	for (i = 0; i < r->nlinks; i++)
-		link_stop(r->links[i], idle_cb, r);
+	for (i = 0; i < r->nlinks; i++) {
+		if (!r->links[i]->retired)
+			link_stop(r->links[i]->link, idle_cb, r);
+	}
+	/* No link at all (a Cluster whose nodes were never found). */
+	if (reactor_pending(r) == 0)
+		idle_cb(NULL, r);
 }
-
 /* A delivery namespace has no attempt left. */
 static void
 delivered_cb(void *arg)
@@ -553,8 +713,7 @@ reactor_free(struct reactor *r)
 		return;
 	r->stopping = 1;
 	for (i = 0; i < r->nlinks; i++)
-		link_free(
-		    r->links[i]); /* answers what is in flight with NULL */
+		rlink_free(r->links[i]);
 	sentinel_free(r->sentinel);
 	cluster_free(r->cluster);
 	hello_free(r->hello);
@@ -567,12 +726,10 @@ reactor_free(struct reactor *r)
 		event_free(r->stop_timer);
 	if (r->state_timer != NULL)
 		event_free(r->state_timer);
+	if (r->retire_timer != NULL)
+		event_free(r->retire_timer);
 	free(r->expired_channel);
-	for (i = 0; i < r->nlinks; i++)
-		free(r->link_names[i]);
-	free(r->link_names);
 	free(r->links);
-	free(r->started);
 	free(r->targets);
 	free(r->ns_link);
 	free(r);
@@ -583,10 +740,12 @@ reactor_stats(const struct reactor *r, struct reactor_stats *st)
 {
 	size_t i;
 
-	st->nlinks = r->nlinks;
-	st->links = xcalloc(st->nlinks, sizeof *st->links);
-	for (i = 0; i < r->nlinks; i++)
-		link_stats(r->links[i], &st->links[i]);
+	st->nlinks = 0;
+	st->links = xcalloc(r->nlinks, sizeof *st->links);
+	for (i = 0; i < r->nlinks; i++) {
+		if (!r->links[i]->retired)
+			link_stats(r->links[i]->link, &st->links[st->nlinks++]);
+	}
 	st->nns = r->nns;
 	st->ns = xcalloc(st->nns, sizeof *st->ns);
 	for (i = 0; i < r->nns; i++)
@@ -599,7 +758,7 @@ reactor_stats(const struct reactor *r, struct reactor_stats *st)
 		st->master = sentinel_master_display(r->sentinel);
 		st->master_switches = sentinel_switches(r->sentinel);
 		/* No master named yet: why is the sentinels' story. */
-		if (!r->started[0] &&
+		if (!r->links[0]->started &&
 		    sentinel_last_error(r->sentinel)[0] != '\0')
 			st->links[0].command_error =
 			    sentinel_last_error(r->sentinel);
@@ -639,8 +798,10 @@ reactor_server_ms(const struct reactor *r)
 
 	/* In a Cluster, the first node whose clock is known: every node's
 	 * is Redis TIME, and the page shows one "now". */
-	for (i = 0; i < r->nlinks && ms < 0; i++)
-		ms = link_server_ms(r->links[i]);
+	for (i = 0; i < r->nlinks && ms < 0; i++) {
+		if (!r->links[i]->retired)
+			ms = link_server_ms(r->links[i]->link);
+	}
 	return (ms);
 }
 

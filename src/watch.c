@@ -563,9 +563,24 @@ watch_new(struct event_base *base, struct link *link, const struct conf_ns *ns,
 		xasprintf(&p->pattern, "__keyspace@%d__:%s", db, escaped);
 		free(escaped);
 		strcpy(p->cursor, "0");
-		link_psubscribe(link, p->pattern, notify_cb, p);
 	}
 	return (w);
+}
+
+void
+watch_subscribe(struct watch *w, struct link *link)
+{
+	size_t i;
+
+	for (i = 0; i < w->nprefixes; i++)
+		link_psubscribe(
+		    link, w->prefixes[i].pattern, notify_cb, &w->prefixes[i]);
+}
+
+void
+watch_rebind(struct watch *w, struct link *link)
+{
+	w->link = link;
 }
 
 void

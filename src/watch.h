@@ -71,11 +71,20 @@ struct watch_stats {
 
 /*
  * The watch of namespace ns (borrowed, as are link and names) on database
- * db: registers its patterns with the link, sends its calls on it, and
+ * db: sends its calls on link (NULL: none yet, see watch_rebind()), and
  * retries refused ones on base.
  */
 struct watch *watch_new(struct event_base *base, struct link *link,
     const struct conf_ns *ns, int db, const struct watch_names *names);
+
+/*
+ * Register the watch's patterns with link (before link_start()): their
+ * notifications, on whichever link they come, are the watch's.
+ */
+void watch_subscribe(struct watch *w, struct link *link);
+
+/* Send the calls on link (borrowed) from now on. */
+void watch_rebind(struct watch *w, struct link *link);
 
 /* Free w and what it queued; NULL is allowed. */
 void watch_free(struct watch *w);

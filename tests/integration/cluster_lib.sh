@@ -149,6 +149,12 @@ migrate_slot() {
 	done
 }
 
+# expired_subscribers PORT: the subscribers to the expired keyevents of
+# database 0 on the node on PORT.
+expired_subscribers() {
+	ncli "$1" PUBSUB NUMSUB __keyevent@0__:expired | sed -n 2p
+}
+
 # cluster_fixtures: after cluster_setup, point lib.sh's fixtures at the
 # cluster: REDIS_URL its seed node's URL, SEED that node's port, rcli a
 # redis-cli of the node at CUR_PORT, and on_ns NS moving CUR_PORT to the

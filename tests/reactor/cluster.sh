@@ -1,13 +1,15 @@
 #!/bin/bash
 # Redis Cluster: 3 primaries and 3 replicas, namespaces a, b and c on the
 # three primaries, two reactors given the URL of one node. Each reactor
-# keeps a link to the primary of each namespace's slot, subscribed there
-# (each node publishes only its own keys' expirations); every event,
+# keeps one link to each primary that holds a namespace's slot,
+# subscribed there (each node publishes only its own keys' expirations);
+# every event,
 # scheduled through a pipe on its node or through lapse -r with the one
 # URL, fires exactly once, never early. Then the primary of a is
 # SIGKILLed after its events were replicated (WAIT), its replica is
-# promoted, both reactors find the new primary by themselves and every
-# event of a still fires exactly once; b and c go on undisturbed.
+# promoted, both reactors find the new primary by themselves (and close
+# their link to the dead one) and every event of a still fires exactly
+# once; b and c go on undisturbed.
 . "$TESTS_LIB"
 . "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
 . "$(dirname "$TESTS_LIB")/cluster_lib.sh"
@@ -84,7 +86,12 @@ t_is "a: each of $N events replicated before the kill fired exactly once" \
 for i in 1 2; do
 	t_match "r$i followed a's slot to $CUR_PORT" "$(cat "$T_DIR/r$i.log")" \
 	    "slot $(ncli "$SEED" CLUSTER KEYSLOT "{a}") moved to redis://127\.0\.0\.1:$CUR_PORT"
+	t_match "r$i closed its link to the killed $old" \
+	    "$(cat "$T_DIR/r$i.log")" \
+	    "no namespace on redis://127\.0\.0\.1:$old/0 now: closing its link"
 done
+t_is "each reactor listens once on a's new primary" \
+    "$(expired_subscribers "$CUR_PORT")" 2
 out=$("$LAPSE" -r "$CLUSTER_URL" schedule a after0 --in 1s 2>&1)
 rc=$?
 if [ $rc -ne 0 ]; then

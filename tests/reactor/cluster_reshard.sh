@@ -3,9 +3,10 @@
 # c is migrated by hand to another primary (IMPORTING/MIGRATING, its keys
 # MIGRATEd 50 at a time, SETSLOT NODE) while its events are firing, two
 # reactors running. The reactors' calls meet ASK, TRYAGAIN and then MOVED,
-# ask for the topology again, move c's link to the new primary and sweep
-# there: every event of c fires exactly once, none early; a and b are
-# undisturbed.
+# ask for the topology again, bind c to their link to the new primary
+# (a's: one link per primary) and sweep there, and close their link to
+# the old one: every event of c fires exactly once, none early; a and b
+# are undisturbed.
 . "$TESTS_LIB"
 . "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
 . "$(dirname "$TESTS_LIB")/cluster_lib.sh"
@@ -40,6 +41,15 @@ wait_until 20 "every node to agree on slot $slot" \
     "[ \"\$(slot_port $slot)\" = $dst ] && cluster_agree"
 on_ns c
 t_is "c is served by $dst now" "$CUR_PORT" "$dst"
+# One link per primary: a and c share dst's, src's is closed.
+wait_until 20 "one subscriber per reactor on $dst, none on $src" \
+    "[ \"\$(expired_subscribers $dst) \$(expired_subscribers $src)\" = '2 0' ]"
+t_is "the reactors listen on $dst once each (a and c), on $src no more" \
+    "$(expired_subscribers "$dst") $(expired_subscribers "$src")" "2 0"
+for i in 1 2; do
+	t_match "r$i closed its link to $src" "$(cat "$T_DIR/r$i.log")" \
+	    "no namespace on redis://127\.0\.0\.1:$src/0 now: closing its link"
+done
 t_ok "$(( N - before )) of c's events were still pending when it moved"
 wait_drained c "$N" 60
 t_is "c: each of $N events fired exactly once across the reshard" \
