@@ -77,9 +77,10 @@ struct lapsed {
 };
 
 /*
- * Whether the node of a redis:// URL is one of a Redis Cluster: asked
- * once at start, with the connect and command deadlines. A node that
- * cannot be asked is taken for a single node, with a warning (a unix
+ * Whether the node of a redis:// URL is one of a Redis Cluster: asked at
+ * start, with the connect and command deadlines, so that a configuration
+ * that cannot work in one is refused at once. 1 or 0; -1 when the node
+ * cannot be asked now: the reactor asks on until it answers (a unix
  * socket or a sentinel URL is never a Cluster's).
  */
 static int
@@ -94,10 +95,10 @@ probe_cluster(const struct conf *cfg)
 	    (int)cfg->connect_timeout_ms, (int)cfg->command_timeout_ms, &cause);
 	if (rc == -1) {
 		log_warnx("cannot ask %s whether it is a Redis Cluster node "
-		          "(%s): taking it for a single node",
+		          "(%s): asking again until it answers",
 		    cfg->url, cause);
 		free(cause);
-		return (0);
+		return (-1);
 	}
 	if (rc == 1)
 		log_info("%s is a Redis Cluster node", cfg->url);
@@ -448,7 +449,7 @@ loop_create(struct lapsed *d)
 		}
 	}
 	cluster = probe_cluster(d->cfg);
-	if (cluster && reactor_cluster_check(d->cfg, &cause) != 0) {
+	if (cluster == 1 && reactor_cluster_check(d->cfg, &cause) != 0) {
 		fprintf(stderr, "lapsed: %s\n", cause);
 		free(cause);
 		return (stop(d, EXIT_USAGE));
@@ -557,6 +558,8 @@ run(struct lapsed *d)
 	reactor_start(d->reactor);
 	d->ran = 1;
 	event_base_dispatch(d->base);
+	if (reactor_exit_status(d->reactor) != 0)
+		stop(d, reactor_exit_status(d->reactor));
 }
 
 /* Free what the steps made, whichever step stopped. */

@@ -14,6 +14,9 @@
  *  - A Cluster link no namespace is bound to is retired: stopped, and
  *    freed once nothing is in flight on it, from a timer (never inside
  *    its own callbacks). Namespaces are freed only after the loop ends.
+ *  - When the URL's node could not be asked at start whether it is a
+ *    Cluster's, no link exists until it answers (the probe): then the
+ *    reactor becomes a Cluster's, or makes its one link.
  *  - Once stopping, nothing new is sent, and the loop exits when no call
  *    is in flight on any link, or after command-timeout.
  */
@@ -64,6 +67,10 @@ struct reactor {
 	struct cluster *cluster; /* finds each slot's node: a Cluster */
 	struct cluster_target **targets; /* ns[i]'s slot, in a Cluster */
 	struct event *retire_timer; /* frees retired links once idle */
+	struct aconn *probe; /* asks INFO cluster while the kind is unknown */
+	struct redis_url *probe_url; /* the URL's node, database 0 */
+	int probe_done; /* the probe answered: free it (retire_timer) */
+	int exit_status; /* not 0: the deployment cannot serve this config */
 	char *expired_channel;
 	struct namespace **ns;
 	struct link **ns_link; /* ns[i]'s link; NULL while not known */
@@ -173,6 +180,13 @@ reactor_check_state(struct reactor *r)
 		return;
 	connected = 1;
 	why[0] = '\0';
+	if (r->probe != NULL && !r->probe_done) {
+		connected = 0;
+		if (aconn_last_error(r->probe)[0] != '\0')
+			snprintf(why, sizeof why,
+			    "cannot ask whether it is a Redis Cluster node: %s",
+			    aconn_last_error(r->probe));
+	}
 	for (i = 0; i < r->nlinks && connected; i++) {
 		if (r->links[i]->retired)
 			continue;
@@ -184,7 +198,7 @@ reactor_check_state(struct reactor *r)
 		}
 	}
 	/* A Cluster namespace whose slot's primary is not known yet. */
-	for (i = 0; i < r->nns && connected; i++) {
+	for (i = 0; i < r->nns && connected && r->cluster != NULL; i++) {
 		if (r->ns_link[i] != NULL)
 			continue;
 		connected = 0;
@@ -447,6 +461,10 @@ retire_timer_cb(evutil_socket_t fd, short events, void *arg)
 	struct rlink *rl;
 	size_t i = 0, j;
 
+	if (r->probe_done && r->probe != NULL) {
+		aconn_free(r->probe);
+		r->probe = NULL;
+	}
 	while (i < r->nlinks) {
 		rl = r->links[i];
 		if (!rl->retired || link_pending(rl->link) != 0) {
@@ -536,10 +554,102 @@ reactor_new_cluster(struct reactor *r, char **cause)
 		free(tag);
 		r->targets[i] = cluster_add_slot(r->cluster, slot);
 	}
-	r->retire_timer = evtimer_new(r->base, retire_timer_cb, r);
-	if (r->retire_timer == NULL)
-		fatalx("reactor_new: cannot create a timer");
 	return (0);
+}
+
+/* The one link of a single node, every namespace bound to it. */
+static struct rlink *
+reactor_new_single(struct reactor *r)
+{
+	struct rlink *rl;
+	size_t i;
+
+	rl = reactor_add_link(r, NULL);
+	for (i = 0; i < r->nns; i++)
+		reactor_bind(r, i, rl->link);
+	return (rl);
+}
+
+/*
+ * The URL's node answered INFO cluster: become a Cluster's reactor (or
+ * stop with exit status 2 when the configuration cannot work in one), or
+ * make the one link.
+ */
+static void
+probe_answer_cb(
+    struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
+{
+	struct reactor *r = privdata;
+	struct timeval tv = { 0, 0 };
+	struct rlink *rl;
+	char *cause;
+	int cluster;
+
+	if (reply == NULL || r->stopping)
+		return; /* lost: asked again once it reconnects */
+	if (reply->type == REDIS_REPLY_ERROR) {
+		aconn_drop(conn, reply->str);
+		return;
+	}
+	cluster = clusterreply_enabled(reply, &cause);
+	if (cluster == -1) {
+		aconn_drop(conn, cause);
+		free(cause);
+		return;
+	}
+	r->probe_done = 1;
+	evtimer_add(r->retire_timer, &tv); /* frees the probe */
+	if (!cluster) {
+		log_info("%s is a single node", r->cfg->url);
+		rl = reactor_new_single(r);
+		rl->started = 1;
+		link_start(rl->link);
+	} else if (reactor_new_cluster(r, &cause) != 0) {
+		log_errorx("%s", cause);
+		free(cause);
+		r->exit_status = 2;
+		reactor_stop(r);
+		return;
+	} else {
+		log_info("%s is a Redis Cluster node", r->cfg->url);
+		cluster_start(r->cluster);
+	}
+	reactor_check_state(r);
+}
+
+static void
+probe_state_cb(struct aconn *conn, int up, void *arg)
+{
+	const char *argv[] = { "INFO", "cluster" };
+	struct reactor *r = arg;
+
+	if (up && !r->probe_done && !r->stopping)
+		aconn_command(conn, probe_answer_cb, r, 2, argv, NULL);
+}
+
+static const struct redis_url *
+probe_target(void *arg, const char **why)
+{
+	const struct reactor *r = arg;
+
+	return (r->probe_url);
+}
+
+/* Ask the URL's node whether it is a Cluster's, until it answers. */
+static void
+reactor_new_probe(struct reactor *r)
+{
+	struct aconn_config ac;
+
+	r->probe_url = redis_url_copy(r->cfg->redis);
+	r->probe_url->db = 0; /* a Cluster node refuses SELECT */
+	memset(&ac, 0, sizeof ac);
+	ac.target = probe_target;
+	ac.target_arg = r;
+	ac.password = r->cfg->password;
+	ac.connect_timeout_ms = r->cfg->connect_timeout_ms;
+	ac.command_timeout_ms = r->cfg->command_timeout_ms;
+	r->probe = aconn_new(r->base, r->dns, "probe", &ac, probe_state_cb, r);
 }
 
 struct reactor *
@@ -549,7 +659,6 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 	char listen[HOSTPORT_BUFSIZE];
 	struct hello_self self;
 	struct sentinel_config sc;
-	struct rlink *rl;
 	struct reactor *r;
 	size_t i;
 
@@ -557,7 +666,10 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 	r->base = base;
 	r->dns = dns;
 	r->cfg = cfg;
-	if (cluster && reactor_new_cluster(r, cause) != 0) {
+	r->retire_timer = evtimer_new(r->base, retire_timer_cb, r);
+	if (r->retire_timer == NULL)
+		fatalx("reactor_new: cannot create a timer");
+	if (cluster == 1 && reactor_new_cluster(r, cause) != 0) {
 		reactor_free(r);
 		return (NULL);
 	}
@@ -602,11 +714,10 @@ reactor_new(struct event_base *base, struct evdns_base *dns,
 		hello_add(r->hello, NULL, cfg->ns[i].name);
 	}
 	/* A Cluster's links are made as their nodes are found. */
-	if (!cluster) {
-		rl = reactor_add_link(r, NULL);
-		for (i = 0; i < r->nns; i++)
-			reactor_bind(r, i, rl->link);
-	}
+	if (cluster == 0)
+		reactor_new_single(r);
+	else if (cluster == -1)
+		reactor_new_probe(r);
 	return (r);
 }
 
@@ -627,6 +738,8 @@ reactor_start(struct reactor *r)
 	else if (r->cluster != NULL)
 		cluster_start(
 		    r->cluster); /* each link once its node is known */
+	else if (r->probe != NULL)
+		aconn_start(r->probe); /* the links once it answers */
 	else {
 		r->links[0]->started = 1;
 		link_start(r->links[0]->link);
@@ -716,6 +829,8 @@ reactor_free(struct reactor *r)
 		rlink_free(r->links[i]);
 	sentinel_free(r->sentinel);
 	cluster_free(r->cluster);
+	aconn_free(r->probe);
+	redis_url_free(r->probe_url);
 	hello_free(r->hello);
 	for (i = 0; i < r->nns && r->ns[i] != NULL; i++)
 		namespace_free(r->ns[i]);
@@ -809,6 +924,12 @@ size_t
 reactor_nns(const struct reactor *r)
 {
 	return (r->nns);
+}
+
+int
+reactor_exit_status(const struct reactor *r)
+{
+	return (r->exit_status);
 }
 
 int

@@ -50,12 +50,14 @@ typedef void reactor_state_cb(void *arg, int connected, const char *status);
 
 /*
  * A reactor for cfg (borrowed: must outlive it) on base. dns may be NULL
- * when neither the Redis URL nor an http sink names a host. With cluster
- * set, the URL's node is one of a Redis Cluster (rconn_cluster_probe()):
- * each namespace gets a link of its own to its slot's primary. Returns
- * NULL with *cause set (caller frees) when a namespace's sink cannot be
- * set up, or in a Cluster when the URL names a database other than 0 or
- * a watched prefix cannot decide its keys' slot.
+ * when neither the Redis URL nor an http sink names a host. cluster says
+ * what the URL's node is (rconn_cluster_probe()): 1 one of a Redis
+ * Cluster (a link to each primary that holds a namespace's slot), 0 a
+ * single node or Sentinel's master (one link), -1 not known yet: the
+ * reactor asks the node, on the loop, until it answers. Returns NULL with
+ * *cause set (caller frees) when a namespace's sink cannot be set up, or
+ * in a Cluster when the URL names a database other than 0 or a watched
+ * prefix cannot decide its keys' slot (reactor_cluster_check()).
  */
 struct reactor *reactor_new(struct event_base *base, struct evdns_base *dns,
     const struct conf *cfg, int cluster, char **cause);
@@ -100,6 +102,13 @@ void reactor_stats_free(struct reactor_stats *st);
 /* How many namespaces it serves; whether reactor_stop() was called. */
 size_t reactor_nns(const struct reactor *);
 int reactor_stopping(const struct reactor *);
+
+/*
+ * 0, or the exit status the reactor stopped itself with: 2 when the
+ * node, asked on the loop, turned out to be a Cluster's and the
+ * configuration cannot work in one (logged).
+ */
+int reactor_exit_status(const struct reactor *);
 
 /*
  * Ask Redis what it holds of namespace i (the order of reactor_stats()):

@@ -7,7 +7,9 @@
 # namespace's slot and its replica unreachable at start (SIGSTOPped:
 # connections hang, the deadlines must end them): the other namespaces
 # fire at once, and that one's events fire exactly once when its node
-# answers again.
+# answers again. Then the URL's node itself unreachable at start: lapsed
+# asks again until it answers, then serves the Cluster (or, for a
+# configuration that cannot work in one, exits 2 saying why).
 . "$TESTS_LIB"
 . "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
 . "$(dirname "$TESTS_LIB")/cluster_lib.sh"
@@ -98,4 +100,57 @@ t_is "b: 200 events fired exactly once once its node answered" \
     "$(check_exactly_once b 200)" "lost 0 duplicated 0 early 0 unknown 0"
 lapsed_stop r1
 t_is "r1 stops with 0 on SIGTERM" "$?" 0
+
+# The URL's node (a replica of a) unreachable at start: lapsed cannot
+# tell whether it is a Cluster's, asks again until it answers, and then
+# serves every namespace on its primary.
+seed=$(replica_of "$(slot_port "$(ncli "$SEED" CLUSTER KEYSLOT "{a}")")")
+seed_pid=$(cat "$T_DIR/$(port_name "$seed").pid")
+REDIS_URL=redis://127.0.0.1:$seed
+now=$(ncli "$SEED" TIME | head -1)
+for ns in a b c; do
+	on_ns "$ns"
+	schedule_bulk "$ns" 100 "$(((now + 1) * 1000))" 1000 s ||
+	    t_fail "scheduling in $ns"
+done
+kill -STOP "$seed_pid"
+lapsed_conf r2 "[namespace a]" "[namespace b]" "[namespace c]"
+lapsed_start r2
+wait_until 30 "r2 to say it cannot ask $seed" \
+    "grep -q 'asking again until it answers' $T_DIR/r2.log"
+t_match "r2 cannot ask the stopped node, and says it will ask again" \
+    "$(cat "$T_DIR/r2.log")" \
+    "cannot ask redis://127\.0\.0\.1:$seed/0 whether it is a Redis Cluster node \(.*\): asking again until it answers"
+kill -CONT "$seed_pid"
+wait_until 30 "r2 to find the Cluster" \
+    "grep -q 'is a Redis Cluster node' $T_DIR/r2.log"
+t_match "once it answers, r2 serves a Cluster" "$(cat "$T_DIR/r2.log")" \
+    "info: redis://127\.0\.0\.1:$seed/0 is a Redis Cluster node"
+# The earlier events: 200 in each namespace, and 42 in a.
+for ns in a b c; do
+	on_ns "$ns"
+	wait_drained "$ns" 100 60
+	t_is "$ns: 100 events fired exactly once on its primary" \
+	    "$(check_exactly_once "$ns" 100 s)" \
+	    "lost 0 duplicated 0 early 0 unknown $([ "$ns" = a ] && echo 201 || echo 200)"
+done
+lapsed_stop r2
+t_is "r2 stops with 0 on SIGTERM" "$?" 0
+
+# The same with /1 in the URL: once the node answers, a Cluster's, the
+# configuration cannot work: the same message as at start, exit 2.
+REDIS_URL=redis://127.0.0.1:$seed/1
+kill -STOP "$seed_pid"
+lapsed_conf r3 "[namespace a]"
+lapsed_start r3
+r3=$LAPSED_PID
+wait_until 30 "r3 to say it cannot ask $seed" \
+    "grep -q 'asking again until it answers' $T_DIR/r3.log"
+kill -CONT "$seed_pid"
+wait_until 30 "r3 to exit" "! kill -0 $r3"
+wait "$r3"
+t_is "r3 exits 2 once the node turns out a Cluster's" "$?" 2
+t_untrack "$r3"
+t_match "it says to drop /1" "$(cat "$T_DIR/r3.log")" \
+    "error: $T_DIR/r3\.conf: url: redis://127\.0\.0\.1:$seed/1 is a Redis Cluster node, and a Cluster has database 0 only: drop /1 from the url"
 t_done

@@ -3,7 +3,8 @@
 # address is connected to as it is (lapsed makes no resolver for it), a
 # host name ("localhost") is looked up by libevent's non-blocking resolver
 # first. Each lapsed connects, logs the URL it connected to, fires an event
-# exactly once and exits 0 at SIGTERM.
+# exactly once and exits 0 at SIGTERM. And a lapsed started before its
+# Redis listens on TCP asks until it can tell what the node is.
 . "$TESTS_LIB"
 t_start 60
 
@@ -54,5 +55,31 @@ fires_over ip 127.0.0.1 ip1
 fires_over name localhost name1
 t_is "neither lapsed logged a warning or an error" \
     "$(grep -h -E ' (warn|error): ' "$T_DIR/ip.log" "$T_DIR/name.log")" ""
+
+# Nothing listens on the URL's port at start: lapsed cannot ask whether
+# it is a Redis Cluster node, asks again until it answers, and then, a
+# single node, serves it.
+PORT2=$(free_port) || {
+	echo "Bail out! no free TCP port on 127.0.0.1"
+	exit 1
+}
+REDIS_URL=redis://127.0.0.1:$PORT2 lapsed_conf late "[namespace t]"
+lapsed_start late
+wait_for 10 "lapsed to say it will ask again" \
+    grep -q 'asking again until it answers' "$T_DIR/late.log"
+t_match "Redis down at start over TCP: lapsed says it will ask again" \
+    "$(cat "$T_DIR/late.log")" \
+    "warn: cannot ask redis://127\.0\.0\.1:$PORT2/0 whether it is a Redis Cluster node \(.*\): asking again until it answers"
+redis_start redis2 --port "$PORT2" --bind 127.0.0.1
+wait_for 20 "lapsed to listen" lapsed_ready late
+t_match "once it answers, it is a single node" "$(cat "$T_DIR/late.log")" \
+    "info: redis://127\.0\.0\.1:$PORT2/0 is a single node"
+lapse_cli schedule t late1 --in 100ms >/dev/null
+wait_until 10 "late1 to fire" \
+    'fired_entries t | awk "{ print \$1 }" | grep -qx late1'
+lapsed_stop late
+rc=$?
+t_is "the event fired once, SIGTERM exits 0" \
+    "$(fired_entries t | awk '{ print $1 }' | grep -cx late1) $rc" "1 0"
 
 t_done
