@@ -123,7 +123,7 @@ t_match "r2 cannot ask the stopped node, and says it will ask again" \
     "cannot ask redis://127\.0\.0\.1:$seed/0 whether it is a Redis Cluster node \(.*\): asking again until it answers"
 kill -CONT "$seed_pid"
 wait_until 30 "r2 to find the Cluster" \
-    "grep -q 'is a Redis Cluster node' $T_DIR/r2.log"
+    "grep -q 'info: redis://127.0.0.1:$seed/0 is a Redis Cluster node' $T_DIR/r2.log"
 t_match "once it answers, r2 serves a Cluster" "$(cat "$T_DIR/r2.log")" \
     "info: redis://127\.0\.0\.1:$seed/0 is a Redis Cluster node"
 # The earlier events: 200 in each namespace, and 42 in a.
@@ -153,4 +153,28 @@ t_is "r3 exits 2 once the node turns out a Cluster's" "$?" 2
 t_untrack "$r3"
 t_match "it says to drop /1" "$(cat "$T_DIR/r3.log")" \
     "error: $T_DIR/r3\.conf: url: redis://127\.0\.0\.1:$seed/1 is a Redis Cluster node, and a Cluster has database 0 only: drop /1 from the url"
+
+# The wake channel: a Cluster publishes it on every node, and each of a
+# reactor's links hears it; the namespace acts on it only on the link to
+# its primary. With the timer path alone and the sweep every hour, only
+# a wake can arm the timer for an event scheduled after the reactor's
+# first sweep.
+REDIS_URL=$CLUSTER_URL
+SWEEP_INTERVAL=1h lapsed_conf r4 "paths = timer" "[namespace a]" \
+    "[namespace b]" "[namespace c]"
+lapsed_start r4
+wait_until 30 "r4 to listen on 3 links" \
+    "[ \$(grep -c 'listening for expired keys' $T_DIR/r4.log) -ge 3 ]"
+for ns in a b c; do
+	"$LAPSE" -r "$CLUSTER_URL" schedule "$ns" w1 --in 500ms >/dev/null ||
+	    t_fail "lapse schedule $ns w1"
+done
+for ns in a b c; do
+	on_ns "$ns"
+	wait_until 10 "w1 to fire in $ns" "fired_entries $ns | grep -q '^w1 '"
+	t_is "$ns: w1 fired once, by the timer its wake armed" \
+	    "$(fired_entries "$ns" | awk '$1 == "w1" { print $4 }')" timer
+done
+lapsed_stop r4
+t_is "r4 stops with 0 on SIGTERM" "$?" 0
 t_done
