@@ -59,10 +59,17 @@ t_is "neither lapsed logged a warning or an error" \
 # Nothing listens on the URL's port at start: lapsed cannot ask whether
 # it is a Redis Cluster node, asks again until it answers, and then, a
 # single node, serves it.
-PORT2=$(free_port) || {
-	echo "Bail out! no free TCP port on 127.0.0.1"
-	exit 1
-}
+# The port is held, bound but not listening (connects to it are
+# refused), until the server takes it: nothing else can take it between.
+python3 -c 'import socket, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1], flush=True)
+time.sleep(60)' >"$T_DIR/held.port" &
+holder=$!
+t_track "$holder"
+wait_until 10 "a port to be held" "[ -s $T_DIR/held.port ]"
+PORT2=$(cat "$T_DIR/held.port")
 REDIS_URL=redis://127.0.0.1:$PORT2 lapsed_conf late "[namespace t]"
 lapsed_start late
 wait_for 10 "lapsed to say it will ask again" \
@@ -70,6 +77,9 @@ wait_for 10 "lapsed to say it will ask again" \
 t_match "Redis down at start over TCP: lapsed says it will ask again" \
     "$(cat "$T_DIR/late.log")" \
     "warn: cannot ask redis://127\.0\.0\.1:$PORT2/0 whether it is a Redis Cluster node \(.*\): asking again until it answers"
+kill "$holder"
+wait "$holder" 2>/dev/null
+t_untrack "$holder"
 redis_start redis2 --port "$PORT2" --bind 127.0.0.1
 wait_for 20 "lapsed to listen" lapsed_ready late
 t_match "once it answers, it is a single node" "$(cat "$T_DIR/late.log")" \
