@@ -81,6 +81,8 @@ health_judge(const struct reactor_stats *st, int ready, char *why, size_t len)
 
 	if (st->stopping)
 		return (unhealthy(why, len, "stopping"));
+	if (st->waiting[0] != '\0')
+		return (unhealthy(why, len, "redis down: %s", st->waiting));
 	for (i = 0; i < st->nlinks; i++) {
 		if (judge_link(&st->links[i], why, len) != 0)
 			return (-1);

@@ -145,6 +145,31 @@ render_sentinel(struct promtext *p, const struct reactor_stats *st)
 	promtext_uint(p, l, 1, st->master_switches);
 }
 
+/* In a Redis Cluster: each namespace's primary now, and the moves followed. */
+static void
+render_cluster(struct promtext *p, const struct reactor_stats *st)
+{
+	struct promtext_label l[2] = { { "ns", NULL }, { "node", NULL } };
+	size_t i;
+
+	if (!st->cluster)
+		return;
+	promtext_family(p, "lapse_cluster_namespace_primary", PROMTEXT_GAUGE,
+	    "1 for the primary that serves the namespace's slot now, as a "
+	    "label; absent while none is known.");
+	for (i = 0; i < st->nns; i++) {
+		if (st->ns_node[i] == NULL)
+			continue;
+		l[0].value = st->ns[i].name;
+		l[1].value = st->ns_node[i];
+		promtext_uint(p, l, 2, 1);
+	}
+	promtext_family(p, "lapse_cluster_slot_moves_total", PROMTEXT_COUNTER,
+	    "Times a namespace's slot was found on another primary than "
+	    "before (failovers and reshards followed).");
+	promtext_uint(p, NULL, 0, st->slot_moves);
+}
+
 /* A node setting's state as a sample: 1 suits lapse, 0 not, none unknown. */
 static void
 render_setting(struct promtext *p, const char *node, const char *setting,
@@ -523,6 +548,7 @@ metrics_render(struct metrics *m, const struct scrape *s, struct evbuffer *out)
 	render_watch(&p, &st);
 	render_connections(&p, &st);
 	render_sentinel(&p, &st);
+	render_cluster(&p, &st);
 	render_nodes(&p, &st);
 	reactor_stats_free(&st);
 }

@@ -168,6 +168,44 @@ expired_cb(
 		namespace_sweep(ns, VIA_EXPIRED);
 }
 
+/*
+ * 1, with why (len bytes), while some namespace has no node to talk to:
+ * the URL's node has not said what it is yet, or a Cluster's primary of
+ * a namespace's slot is not known yet; else 0.
+ */
+static int
+reactor_unbound(const struct reactor *r, char *why, size_t len)
+{
+	size_t i;
+
+	if (r->probe != NULL && !r->probe_done) {
+		if (aconn_last_error(r->probe)[0] != '\0')
+			snprintf(why, len,
+			    "cannot ask %s whether it is a Redis Cluster node: "
+			    "%s",
+			    r->cfg->url, aconn_last_error(r->probe));
+		else
+			snprintf(why, len,
+			    "asking %s whether it is a Redis Cluster node",
+			    r->cfg->url);
+		return (1);
+	}
+	for (i = 0; i < r->nns && r->cluster != NULL; i++) {
+		if (r->ns_link[i] != NULL)
+			continue;
+		if (cluster_last_error(r->cluster)[0] != '\0')
+			snprintf(why, len, "cluster: %s",
+			    cluster_last_error(r->cluster));
+		else
+			snprintf(why, len,
+			    "cluster: no node named the primary of namespace "
+			    "%s yet",
+			    namespace_name(r->ns[i]));
+		return (1);
+	}
+	return (0);
+}
+
 /* Tell the owner the state and its status line, if either changed. */
 static void
 reactor_check_state(struct reactor *r)
@@ -178,15 +216,8 @@ reactor_check_state(struct reactor *r)
 
 	if (r->state_cb == NULL || r->stopping)
 		return;
-	connected = 1;
 	why[0] = '\0';
-	if (r->probe != NULL && !r->probe_done) {
-		connected = 0;
-		if (aconn_last_error(r->probe)[0] != '\0')
-			snprintf(why, sizeof why,
-			    "cannot ask whether it is a Redis Cluster node: %s",
-			    aconn_last_error(r->probe));
-	}
+	connected = !reactor_unbound(r, why, sizeof why);
 	for (i = 0; i < r->nlinks && connected; i++) {
 		if (r->links[i]->retired)
 			continue;
@@ -196,20 +227,6 @@ reactor_check_state(struct reactor *r)
 			    r->links[i]->name, why);
 			snprintf(why, sizeof why, "%s", prefixed);
 		}
-	}
-	/* A Cluster namespace whose slot's primary is not known yet. */
-	for (i = 0; i < r->nns && connected && r->cluster != NULL; i++) {
-		if (r->ns_link[i] != NULL)
-			continue;
-		connected = 0;
-		if (cluster_last_error(r->cluster)[0] != '\0')
-			snprintf(why, sizeof why, "cluster: %s",
-			    cluster_last_error(r->cluster));
-		else
-			snprintf(why, sizeof why,
-			    "cluster: no node named the primary of namespace "
-			    "%s yet",
-			    namespace_name(r->ns[i]));
 	}
 	if (!connected && r->sentinel != NULL && !r->links[0]->started &&
 	    sentinel_last_error(r->sentinel)[0] != '\0')
@@ -853,7 +870,7 @@ reactor_free(struct reactor *r)
 void
 reactor_stats(const struct reactor *r, struct reactor_stats *st)
 {
-	size_t i;
+	size_t i, j;
 
 	st->nlinks = 0;
 	st->links = xcalloc(r->nlinks, sizeof *st->links);
@@ -866,6 +883,17 @@ reactor_stats(const struct reactor *r, struct reactor_stats *st)
 	for (i = 0; i < r->nns; i++)
 		namespace_stats(r->ns[i], &st->ns[i]);
 	st->stopping = r->stopping;
+	if (!reactor_unbound(r, st->waiting, sizeof st->waiting))
+		st->waiting[0] = '\0';
+	st->cluster = r->cluster != NULL;
+	st->slot_moves = r->cluster != NULL ? cluster_moves(r->cluster) : 0;
+	st->ns_node = xcalloc(r->nns, sizeof *st->ns_node);
+	for (i = 0; i < r->nns; i++) {
+		for (j = 0; j < r->nlinks && r->cluster != NULL; j++) {
+			if (r->links[j]->link == r->ns_link[i])
+				st->ns_node[i] = r->links[j]->name;
+		}
+	}
 	st->sentinel = r->sentinel != NULL;
 	st->master = NULL;
 	st->master_switches = 0;
@@ -885,8 +913,10 @@ reactor_stats_free(struct reactor_stats *st)
 {
 	free(st->links);
 	free(st->ns);
+	free(st->ns_node);
 	st->links = NULL;
 	st->ns = NULL;
+	st->ns_node = NULL;
 	st->nlinks = st->nns = 0;
 }
 

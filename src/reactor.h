@@ -34,6 +34,13 @@ struct reactor_stats {
 	struct namespace_stats *ns; /* in the order of the configuration */
 	size_t nns;
 	int stopping; /* reactor_stop() was called */
+	/* Why some namespace has no node to talk to yet; "" when all do. */
+	char waiting[256];
+	int cluster; /* a Redis Cluster's */
+	unsigned long slot_moves; /* then the slot moves followed */
+	/* In a Cluster, the primary (its link's name) of each namespace's
+	 * slot, NULL while not known; all NULL otherwise. */
+	const char **ns_node;
 	int sentinel; /* the master comes from Redis Sentinel */
 	const char *master; /* then its URL (borrowed), NULL while unknown */
 	unsigned long master_switches; /* and the failovers followed */

@@ -172,12 +172,13 @@ cluster_fixtures() {
 }
 
 # cluster_reactors N: start reactors r1 .. rN on namespaces a, b and c,
-# and wait (at most 30 s each) until each listens on the 3 links.
+# each serving HTTP (its port in $T_DIR/rI.port), and wait (at most 30 s
+# each) until each listens on the 3 links.
 cluster_reactors() {
 	local i
 	for i in $(seq 1 "$1"); do
-		lapsed_conf "r$i" "[namespace a]" "[namespace b]" "[namespace c]"
-		lapsed_start "r$i"
+		lapsed_listen_start "r$i" "[namespace a]" "[namespace b]" \
+		    "[namespace c]" || t_fail "starting r$i"
 	done
 	for i in $(seq 1 "$1"); do
 		wait_until 30 "r$i to listen on 3 links" \

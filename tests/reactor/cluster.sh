@@ -92,6 +92,18 @@ for i in 1 2; do
 done
 t_is "each reactor listens once on a's new primary" \
     "$(expired_subscribers "$CUR_PORT")" 2
+HTTP_PORT=$(cat "$T_DIR/r1.port")
+http_get /metrics >"$T_DIR/metrics"
+t_is "metrics: a's primary is the promoted replica" \
+    "$(metric "$T_DIR/metrics" "lapse_cluster_namespace_primary{ns=\"a\",node=\"redis://127.0.0.1:$CUR_PORT/0\"}")" 1
+t_is "metrics: one slot move followed" \
+    "$(metric "$T_DIR/metrics" lapse_cluster_slot_moves_total)" 1
+t_is "metrics: a primary for each of a, b and c" \
+    "$(grep -c '^lapse_cluster_namespace_primary{' "$T_DIR/metrics")" 3
+if command -v promtool >/dev/null; then
+	out=$(promtool check metrics <"$T_DIR/metrics" 2>&1)
+	t_is "promtool check metrics finds nothing" "$?|$out" "0|"
+fi
 out=$("$LAPSE" -r "$CLUSTER_URL" schedule a after0 --in 1s 2>&1)
 rc=$?
 if [ $rc -ne 0 ]; then

@@ -114,18 +114,24 @@ for ns in a b c; do
 	    t_fail "scheduling in $ns"
 done
 kill -STOP "$seed_pid"
-lapsed_conf r2 "[namespace a]" "[namespace b]" "[namespace c]"
-lapsed_start r2
+lapsed_listen_start r2 "[namespace a]" "[namespace b]" "[namespace c]" ||
+    t_fail "starting r2"
 wait_until 30 "r2 to say it cannot ask $seed" \
     "grep -q 'asking again until it answers' $T_DIR/r2.log"
 t_match "r2 cannot ask the stopped node, and says it will ask again" \
     "$(cat "$T_DIR/r2.log")" \
     "cannot ask redis://127\.0\.0\.1:$seed/0 whether it is a Redis Cluster node \(.*\): asking again until it answers"
+t_is "/healthz: 503 meanwhile" "$(http_code /healthz)" 503
+t_match "/healthz says why" "$(http_get /healthz)" \
+    "^redis down: (asking|cannot ask) redis://127\.0\.0\.1:$seed/0 whether it is a Redis Cluster node"
 kill -CONT "$seed_pid"
 wait_until 30 "r2 to find the Cluster" \
     "grep -q 'info: redis://127.0.0.1:$seed/0 is a Redis Cluster node' $T_DIR/r2.log"
 t_match "once it answers, r2 serves a Cluster" "$(cat "$T_DIR/r2.log")" \
     "info: redis://127\.0\.0\.1:$seed/0 is a Redis Cluster node"
+wait_until 30 "/healthz to say ok" '[ "$(http_get /healthz)" = ok ]'
+t_is "/healthz: ok once every namespace's primary is linked" \
+    "$(http_code /healthz) $(http_get /healthz)" "200 ok"
 # The earlier events: 200 in each namespace, and 42 in a.
 for ns in a b c; do
 	on_ns "$ns"
