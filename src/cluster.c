@@ -13,6 +13,10 @@
  *  - The nodes asked are the URL's, then every primary of the last valid
  *    answer, in turn: a node that cannot answer is dropped and the next
  *    attempt goes to the next one.
+ *  - A stale report asks at once, and again every CLUSTER_FAST_POLL_MS
+ *    for CLUSTER_FAST_WINDOW_MS after the last report, until an answer
+ *    moves a slot: the replica of a lost primary is promoted a while
+ *    after the loss, and the links' own retries back off up to seconds.
  */
 #include "config.h"
 
@@ -29,6 +33,7 @@
 #include <hiredis/async.h>
 
 #include "aconn.h"
+#include "clock.h"
 #include "cluster.h"
 #include "clusterreply.h"
 #include "log.h"
@@ -63,6 +68,8 @@ struct cluster {
 	unsigned long answered;
 
 	struct event *poll_timer;
+	struct event *fast_timer;
+	uint64_t fast_until_us; /* ask every CLUSTER_FAST_POLL_MS until then */
 	unsigned long moves;
 };
 
@@ -177,8 +184,10 @@ answer_cb(struct aconn *conn, redisReply *r, void *privdata, uint64_t sent_us)
 	if (map.nranges > 0)
 		cluster_set_nodes(c, &map);
 	clusterreply_map_free(&map);
-	if (moved)
+	if (moved) {
+		c->fast_until_us = 0;
 		c->change_cb(c->change_arg);
+	}
 	cluster_send(c); /* the requests made meanwhile */
 }
 
@@ -222,6 +231,35 @@ poll_cb(evutil_socket_t fd, short events, void *arg)
 	cluster_ask(arg);
 }
 
+static void
+fast_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct cluster *c = arg;
+	struct timeval tv;
+
+	if (clock_mono_us() >= c->fast_until_us)
+		return;
+	cluster_ask(c);
+	tv.tv_sec = 0;
+	tv.tv_usec = CLUSTER_FAST_POLL_MS * 1000;
+	evtimer_add(c->fast_timer, &tv);
+}
+
+/* Something is stale: ask now, and often for a while. */
+static void
+cluster_ask_soon(struct cluster *c)
+{
+	struct timeval tv;
+
+	cluster_ask(c);
+	c->fast_until_us = clock_mono_us() + CLUSTER_FAST_WINDOW_MS * 1000ULL;
+	if (evtimer_pending(c->fast_timer, NULL))
+		return;
+	tv.tv_sec = 0;
+	tv.tv_usec = CLUSTER_FAST_POLL_MS * 1000;
+	evtimer_add(c->fast_timer, &tv);
+}
+
 struct cluster *
 cluster_new(struct event_base *base, struct evdns_base *dns,
     const struct cluster_config *cfg, cluster_change_cb *cb, void *arg)
@@ -246,7 +284,8 @@ cluster_new(struct event_base *base, struct evdns_base *dns,
 	ac.command_timeout_ms = cfg->command_timeout_ms;
 	c->query = aconn_new(base, dns, "cluster", &ac, query_state_cb, c);
 	c->poll_timer = event_new(base, -1, EV_PERSIST, poll_cb, c);
-	if (c->poll_timer == NULL)
+	c->fast_timer = evtimer_new(base, fast_cb, c);
+	if (c->poll_timer == NULL || c->fast_timer == NULL)
 		fatalx("cluster_new: cannot create a timer");
 	return (c);
 }
@@ -288,6 +327,8 @@ cluster_free(struct cluster *c)
 	aconn_free(c->query);
 	if (c->poll_timer != NULL)
 		event_free(c->poll_timer);
+	if (c->fast_timer != NULL)
+		event_free(c->fast_timer);
 	for (i = 0; i < c->nnodes; i++)
 		redis_url_free(c->nodes[i]);
 	free(c->nodes);
@@ -317,14 +358,14 @@ cluster_stale(void *arg, const char *why)
 	struct cluster_target *t = arg;
 
 	log_debug("cluster: asking again for slot %u: %s", t->slot, why);
-	cluster_ask(t->cluster);
+	cluster_ask_soon(t->cluster);
 }
 
 void
 cluster_refresh(struct cluster *c, const char *why)
 {
 	log_debug("cluster: asking again: %s", why);
-	cluster_ask(c);
+	cluster_ask_soon(c);
 }
 
 unsigned long

@@ -7,7 +7,9 @@
  * named, so a node unreachable (at start or later) is left for another.
  * It asks at start, every CLUSTER_POLL_MS, and at once whenever a
  * connection to a slot's node says it is stale (lost, not a master,
- * READONLY, MOVED, ASK, CLUSTERDOWN, TRYAGAIN: see aconn.h).
+ * READONLY, MOVED, ASK, CLUSTERDOWN, TRYAGAIN: see aconn.h), then every
+ * CLUSTER_FAST_POLL_MS until an answer moves a slot, for at most
+ * CLUSTER_FAST_WINDOW_MS after the last such report.
  *
  * Each slot lapse uses gets a target (cluster_add_slot()), whose target
  * function (aconn_target_fn) names the primary last found for the slot
@@ -27,6 +29,10 @@
 
 /* While the topology is known, ask again this often. */
 #define CLUSTER_POLL_MS 10000
+
+/* After a connection says it is stale, ask this often, for this long. */
+#define CLUSTER_FAST_POLL_MS 250
+#define CLUSTER_FAST_WINDOW_MS 15000
 
 struct cluster;
 struct cluster_target;
