@@ -10,15 +10,9 @@
 #
 # Run from a built tree: tools/cluster-bench.sh [EVENTS]
 top=$(cd "$(dirname "$0")/.." && pwd)
-: "${LAPSE:=$top/src/lapse}" "${LAPSED:=$top/src/lapsed}"
-: "${LAPSE_LUA:=$top/lua/built/lapse.lua}"
-: "${TESTS_LIB:=$top/tests/integration/lib.sh}"
-export LAPSE LAPSED LAPSE_LUA
+. "$top/tools/tree_lib.sh"
 EVENTS=${1:-20000}
 SPAN_MS=${SPAN_MS:-1000}
-. "$TESTS_LIB"
-. "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
-. "$(dirname "$TESTS_LIB")/cluster_lib.sh"
 t_start 600
 CUR_PORT=
 rcli() {
