@@ -16,6 +16,11 @@
 #
 # With FAILOVER_WAIT_MS=N, the scheduler sends WAIT 1 N after each batch
 # and counts only the batches the replica has (tools/failover_lib.sh).
+# With LAG_MS=N, the replica is SIGSTOPped and its link dropped (CLIENT
+# KILL TYPE replica on the primary) N ms before the kill, and SIGCONTed
+# right after it: a replica N ms behind, as across a slow network, whose
+# copy lacks everything of the last N ms (what the primary had already
+# written to the link is in the replica's socket: it still reads that).
 #
 # Run from a built tree: tools/cluster-failover.sh [LOAD_S]
 # (OTHER=2000 by default; REDIS_SERVER, REDIS_CLI, LAPSE, LAPSED and
@@ -33,6 +38,7 @@ on_ns a
 old=$CUR_PORT
 old_name=$(port_name "$old")
 new=$(replica_of "$old")
+new_name=$(port_name "$new")
 slot=$(ncli "$SEED" CLUSTER KEYSLOT "{a}")
 if [ -z "$new" ] || [ "$old" = "$SEED" ]; then
 	echo "Bail out! a's primary $old is the seed or has no replica ($new)"
@@ -56,8 +62,14 @@ failover_scheduler "$old" a
 sleep "$LOAD_S"
 l1=$(($(wc -l <"$T_DIR/r1.log") + 1))
 l2=$(($(wc -l <"$T_DIR/r2.log") + 1))
+if [ -n "${LAG_MS:-}" ]; then
+	kill -STOP "$(cat "$T_DIR/$new_name.pid")"
+	ncli "$old" CLIENT KILL TYPE replica >/dev/null
+	sleep "$(echo "scale=3; $LAG_MS / 1000" | bc)"
+fi
 killed=$(date +%s%3N)
 node_kill "$old_name"
+[ -z "${LAG_MS:-}" ] || kill -CONT "$(cat "$T_DIR/$new_name.pid")"
 failover_unload
 C_LIVE=$(printf '%s\n' $C_PORTS | grep -vx "$old" | tr '\n' ' ')
 C_LIVE=${C_LIVE% }

@@ -5,7 +5,11 @@
 #
 # With FAILOVER_WAIT_MS set, the scheduler sends WAIT 1 FAILOVER_WAIT_MS
 # after each batch on the same connection, and counts a batch acknowledged
-# only when the replica has it.
+# only when the replica has it. With CONSUMER_WAIT_MS set, the consumer
+# sends WAIT 1 CONSUMER_WAIT_MS after each XREADGROUP and counts what it
+# read only when the replica has it: XREADGROUP is a write, replicated
+# after the XADDs of the entries it read, and WAIT waits for all the
+# stream up to a connection's last write.
 
 # failover_consumer PORT NS: a consumer group g on NS's fired stream on the
 # node on PORT, and one connection reading every new entry every 10 ms
@@ -20,6 +24,8 @@ failover_consumer() {
 	(for i in $(seq 1 60000); do
 		sleep 0.01
 		echo "XREADGROUP GROUP g c COUNT 100000 STREAMS lapse:{$ns}:fired >"
+		[ -z "${CONSUMER_WAIT_MS:-}" ] ||
+		    printf 'ECHO ==wait==\nWAIT 1 %s\n' "$CONSUMER_WAIT_MS"
 	done) >"$T_DIR/consumer.in" &
 	FO_FEEDER=$!
 	t_track $FO_FEEDER
@@ -40,18 +46,18 @@ failover_waited() {
 	# lapse_schedule answers an array of integers.
 	while [ $i -lt 200 ]; do
 		i=$((i + 1))
-		IFS= read -r -t 5 line <&3 || return 1
+		IFS= read -r -t 5 line <&3 2>/dev/null || return 1
 		line=${line%$'\r'}
 		case $line in
 		\*[0-9]*) k=${line#\*} ;;
 		*) return 1 ;;
 		esac
 		while [ "$k" -gt 0 ]; do
-			IFS= read -r -t 5 line <&3 || return 1
+			IFS= read -r -t 5 line <&3 2>/dev/null || return 1
 			k=$((k - 1))
 		done
 	done
-	IFS= read -r -t 5 line <&3 || return 1
+	IFS= read -r -t 5 line <&3 2>/dev/null || return 1
 	[ "${line%$'\r'}" = :1 ] || return 2
 }
 
@@ -101,28 +107,45 @@ failover_unload() {
 	wait "$FO_FEEDER" "$FO_READER" 2>/dev/null
 	t_untrack "$FO_FEEDER"
 	t_untrack "$FO_READER"
-	awk '/^[0-9]+-[0-9]+$/ { entry = $0; next }
-	    $0 == "id" { getline; print entry, $0 }' "$T_DIR/old.raw" \
-	    >"$T_DIR/old.read"
+	# With CONSUMER_WAIT_MS, what a WAIT did not confirm (it answered 0,
+	# or never) goes to old.unconfirmed.
+	awk -v W="${CONSUMER_WAIT_MS:-}" -v U="$T_DIR/old.unconfirmed" '
+	    $0 == "==wait==" {
+		getline
+		for (i = 1; i <= n; i++)
+			if ($0 + 0 >= 1)
+				print buf[i]
+			else
+				print buf[i] > U
+		n = 0
+		next
+	    }
+	    /^[0-9]+-[0-9]+$/ { entry = $0; next }
+	    $0 == "id" { getline; if (W == "") print entry, $0
+		else buf[++n] = entry " " $0 }
+	    END { for (i = 1; i <= n; i++) print buf[i] > U }' \
+	    "$T_DIR/old.raw" >"$T_DIR/old.read"
 }
 
 # failover_count PORT NS: what the new primary on PORT holds of NS against
 # what was acknowledged and read on the old one; prints
 # "acked A lost L read-on-old R repeated P gone G duplicated D" (see
-# tools/sentinel-failover.sh), and "unwaited U" when batches were
-# acknowledged by the primary but not by the replica in time.
+# tools/sentinel-failover.sh), "unwaited U" when batches were
+# acknowledged by the primary but not by the replica in time, and
+# "unconfirmed C" when entries read were not confirmed by a WAIT.
 failover_count() {
 	local port=$1 ns=$2
 	ncli "$port" XRANGE "lapse:{$ns}:fired" - + | awk '
 		/^[0-9]+-[0-9]+$/ { entry = $0; next }
 		$0 == "id" { getline; print entry, $0 }' >"$T_DIR/new.fired"
 	ncli "$port" ZRANGE "lapse:{$ns}:due" 0 -1 >"$T_DIR/new.pending"
-	touch "$T_DIR/acked" "$T_DIR/unwaited"
+	touch "$T_DIR/acked" "$T_DIR/unwaited" "$T_DIR/old.unconfirmed"
 	awk '{ for (i = 0; i < 200; i++) print "b" $1 "x" i }' "$T_DIR/acked" \
 	    >"$T_DIR/acked.ids"
 	awk -v F="$T_DIR/new.fired" -v P="$T_DIR/new.pending" \
 	    -v R="$T_DIR/old.read" -v A="$T_DIR/acked.ids" \
-	    -v U="$(wc -l <"$T_DIR/unwaited")" '
+	    -v U="$(wc -l <"$T_DIR/unwaited")" \
+	    -v C="$(wc -l <"$T_DIR/old.unconfirmed")" '
 	BEGIN {
 		while ((getline l < F) > 0) {
 			split(l, f, " ")
@@ -143,6 +166,7 @@ failover_count() {
 		    "duplicated %d", acked, lost + 0, read, repeated + 0,
 		    gone + 0, dup + 0
 		if (U > 0) printf " unwaited %d", U * 200
+		if (C > 0) printf " unconfirmed %d", C
 		printf "\n"
 	}'
 }
