@@ -106,23 +106,22 @@ query_target(void *arg, const char **why)
 static void
 cluster_set_nodes(struct cluster *c, const struct cluster_map *map)
 {
-	const struct cluster_range *cr;
-	size_t i, j;
+	const struct cluster_range **primaries, *cr;
+	size_t i, n;
 
 	for (i = 1; i < c->nnodes; i++)
 		redis_url_free(c->nodes[i]);
 	c->nodes = xreallocarray(c->nodes, map->nranges + 1, sizeof *c->nodes);
 	c->nnodes = 1;
-	for (i = 0; i < map->nranges; i++) {
-		cr = &map->ranges[i];
-		for (j = 0; j < c->nnodes; j++) {
-			if (c->nodes[j]->port == cr->port &&
-			    strcmp(c->nodes[j]->host, cr->host) == 0)
-				break;
-		}
-		if (j == c->nnodes)
+	primaries = xcalloc(map->nranges + 1, sizeof *primaries);
+	n = clusterreply_primaries(map, primaries);
+	for (i = 0; i < n; i++) {
+		cr = primaries[i];
+		if (c->nodes[0]->port != cr->port ||
+		    strcmp(c->nodes[0]->host, cr->host) != 0)
 			c->nodes[c->nnodes++] = node_url(c, cr->host, cr->port);
 	}
+	free(primaries);
 	if (c->next_node >= c->nnodes)
 		c->next_node = 0;
 }

@@ -229,6 +229,26 @@ clusterreply_lookup(const struct cluster_map *map, unsigned int slot)
 	return (NULL);
 }
 
+size_t
+clusterreply_primaries(
+    const struct cluster_map *map, const struct cluster_range **primaries)
+{
+	const struct cluster_range *cr;
+	size_t i, j, n = 0;
+
+	for (i = 0; i < map->nranges; i++) {
+		cr = &map->ranges[i];
+		for (j = 0; j < n; j++) {
+			if (primaries[j]->port == cr->port &&
+			    strcmp(primaries[j]->host, cr->host) == 0)
+				break;
+		}
+		if (j == n)
+			primaries[n++] = cr;
+	}
+	return (n);
+}
+
 /* Whether the error reply r starts with word and a space. */
 static int
 error_is(const redisReply *r, const char *word)

@@ -70,6 +70,15 @@ void clusterreply_map_free(struct cluster_map *map);
 const struct cluster_range *
 clusterreply_lookup(const struct cluster_map *map, unsigned int slot);
 
+/*
+ * The primaries of map, each once: fills primaries (room for
+ * map->nranges) with the first range of each distinct host and port, in
+ * the order of the reply, and returns how many. The ranges are borrowed
+ * from map.
+ */
+size_t clusterreply_primaries(
+    const struct cluster_map *map, const struct cluster_range **primaries);
+
 /* A redirection: "MOVED SLOT HOST:PORT" or "ASK SLOT HOST:PORT". */
 struct cluster_redirect {
 	int ask; /* 1 for ASK (this command only), 0 for MOVED */

@@ -142,6 +142,40 @@ START_TEST(test_slots_ok)
 }
 END_TEST
 
+/*
+ * A primary serving several ranges (a reshard leaves it so) is listed
+ * once, at its first range; the same port on another host is another
+ * primary, and so is another port on the same host.
+ */
+START_TEST(test_primaries)
+{
+	const struct cluster_range *p[5];
+	struct cluster_map map;
+	redisReply *r;
+	char *cause = NULL;
+
+	r = reply_of("*5\r\n"
+	             "*3\r\n:0\r\n:9\r\n*2\r\n$1\r\na\r\n:7001\r\n"
+	             "*3\r\n:10\r\n:19\r\n*2\r\n$1\r\nb\r\n:7001\r\n"
+	             "*3\r\n:20\r\n:29\r\n*2\r\n$1\r\na\r\n:7001\r\n"
+	             "*3\r\n:30\r\n:39\r\n*2\r\n$1\r\na\r\n:7002\r\n"
+	             "*3\r\n:40\r\n:49\r\n*2\r\n$0\r\n\r\n:7002\r\n");
+	ck_assert_int_eq(clusterreply_slots(r, "a", &map, &cause), 0);
+	ck_assert_uint_eq(clusterreply_primaries(&map, p), 3);
+	ck_assert_str_eq(p[0]->host, "a");
+	ck_assert_int_eq(p[0]->port, 7001);
+	ck_assert_uint_eq(p[0]->first, 0);
+	ck_assert_str_eq(p[1]->host, "b");
+	ck_assert_int_eq(p[1]->port, 7001);
+	ck_assert_str_eq(p[2]->host, "a");
+	ck_assert_int_eq(p[2]->port, 7002);
+	ck_assert_uint_eq(p[2]->first, 30);
+	clusterreply_map_free(&map);
+	ck_assert_uint_eq(clusterreply_primaries(&map, p), 0);
+	freeReplyObject(r);
+}
+END_TEST
+
 static const struct {
 	const char *resp;
 	const char *message;
@@ -281,6 +315,7 @@ clusterreply_suite(void)
 	tcase_add_loop_test(tc, test_keyslot, 0, NITEMS(slots));
 	tcase_add_loop_test(tc, test_prefix_slot, 0, NITEMS(prefixes));
 	tcase_add_test(tc, test_slots_ok);
+	tcase_add_test(tc, test_primaries);
 	tcase_add_loop_test(tc, test_slots_bad, 0, NITEMS(bad_slots));
 	tcase_add_loop_test(tc, test_redirect, 0, NITEMS(redirects));
 	tcase_add_test(tc, test_unsettled_enabled);
