@@ -33,6 +33,7 @@
 #include <hiredis/hiredis.h>
 
 #include "clock.h"
+#include "clusterreply.h"
 #include "cmdline.h"
 #include "codec.h"
 #include "duration.h"
@@ -565,33 +566,31 @@ is_refusal(const char *cmd, const char *err)
 }
 
 /*
- * Send a command on the open connection; in a Redis Cluster, to the node
- * of its keys' slot, following MOVED and ASK (rconn_command_routed()).
+ * Send a command on the open connection *c; in a Redis Cluster, to the
+ * node of its keys' slot, following MOVED and ASK
+ * (rconn_command_routed()).
  */
 static redisReply *
-cli_command(struct cli *cli, const struct rcmd *call, char **cause)
+cli_command(
+    struct cli *cli, redisContext **c, const struct rcmd *call, char **cause)
 {
-	return (
-	    rconn_command_routed(&cli->c, cli->url, cli->password, CONNECT_MS,
-	        COMMAND_MS, call->argc, call->argv, call->argvlen, cause));
+	return (rconn_command_routed(c, cli->url, cli->password, CONNECT_MS,
+	    COMMAND_MS, call->argc, call->argv, call->argvlen, cause));
 }
 
 /*
- * Run a command, connecting first if need be. Returns the reply, or NULL
- * after printing why (the exit code is then in *code: 3 for a connection
- * failure, 2 for a refusal of the Functions library, 3 for any other
- * Redis error).
+ * Run a command on the open connection *c (cli_command()). Returns the
+ * reply, or NULL after printing why (the exit code is then in *code: 3
+ * for a connection failure, 2 for a refusal of the Functions library, 3
+ * for any other Redis error).
  */
 static redisReply *
-cli_call(struct cli *cli, const struct rcmd *call, int *code)
+cli_reply(struct cli *cli, redisContext **c, const struct rcmd *call, int *code)
 {
 	redisReply *r;
 	char *cause;
 
-	*code = cli_connect(cli);
-	if (*code != 0)
-		return (NULL);
-	r = cli_command(cli, call, &cause);
+	r = cli_command(cli, c, call, &cause);
 	if (r == NULL) {
 		*code = fail_cause(EXIT_REDIS, cause);
 		return (NULL);
@@ -604,7 +603,18 @@ cli_call(struct cli *cli, const struct rcmd *call, int *code)
 		freeReplyObject(r);
 		return (NULL);
 	}
+	*code = EXIT_DONE;
 	return (r);
+}
+
+/* Run a command, connecting first if need be (cli_reply()). */
+static redisReply *
+cli_call(struct cli *cli, const struct rcmd *call, int *code)
+{
+	*code = cli_connect(cli);
+	if (*code != 0)
+		return (NULL);
+	return (cli_reply(cli, &cli->c, call, code));
 }
 
 /*
@@ -1187,20 +1197,20 @@ cmd_list(struct cli *cli, struct invocation *inv)
 }
 
 /*
- * Read the counters of namespace ns with call (lapse_stats NS, begun)
- * into st. Returns 0, or the exit code after printing why: 2 when the
- * library refuses the namespace (a key of the wrong type), 3 when Redis
- * cannot be reached or answers something else.
+ * Read the counters of namespace ns with call (lapse_stats NS, begun) on
+ * the open connection *c into st. Returns 0, or the exit code after
+ * printing why: 2 when the library refuses the namespace (a key of the
+ * wrong type), 3 when Redis cannot be reached or answers something else.
  */
 static int
-stats_read(struct cli *cli, const struct rcmd *call, const char *ns,
-    struct nsstats *st)
+stats_read(struct cli *cli, redisContext **c, const struct rcmd *call,
+    const char *ns, struct nsstats *st)
 {
 	redisReply *r;
 	char *cause;
 	int code;
 
-	r = cli_call(cli, call, &code);
+	r = cli_reply(cli, c, call, &code);
 	if (r == NULL)
 		return (code);
 	code = nsstats_parse(st, ns, r, &cause);
@@ -1238,19 +1248,19 @@ scan_reply_ok(const redisReply *r)
 }
 
 /*
- * Find every namespace with a key in Redis (but trigger keys) into found,
- * with SCAN: incremental, so a large database is never blocked for long.
- * Returns 0 or the exit code after printing why.
+ * Add every namespace with a key on the node of the open connection *c
+ * (but trigger keys) to found, with SCAN: incremental, so a large
+ * database is never blocked for long. Returns 0, or -1 with *cause.
  */
 static int
-stats_scan(struct cli *cli, struct nsfind *found)
+stats_scan(struct cli *cli, redisContext **c, struct nsfind *found,
+    char **cause)
 {
 	char cursor[21] = "0";
 	const redisReply *keys;
 	struct rcmd call;
 	redisReply *r;
 	size_t i;
-	int code;
 
 	do {
 		rcmd_init(&call);
@@ -1260,14 +1270,18 @@ stats_scan(struct cli *cli, struct nsfind *found)
 		rcmd_add_str(&call, NSFIND_MATCH);
 		rcmd_add_str(&call, "COUNT");
 		rcmd_add_str(&call, STATS_SCAN_COUNT);
-		r = cli_call(cli, &call, &code);
+		r = cli_command(cli, c, &call, cause);
 		rcmd_free(&call);
 		if (r == NULL)
-			return (code);
-		if (!scan_reply_ok(r)) {
+			return (-1);
+		if (r->type == REDIS_REPLY_ERROR || !scan_reply_ok(r)) {
+			if (r->type == REDIS_REPLY_ERROR)
+				xasprintf(cause, "Redis: %s", r->str);
+			else
+				xasprintf(cause,
+				    "unexpected reply from Redis to SCAN");
 			freeReplyObject(r);
-			return (fail(
-			    EXIT_REDIS, "unexpected reply from Redis to SCAN"));
+			return (-1);
 		}
 		keys = r->element[1];
 		for (i = 0; i < keys->elements; i++)
@@ -1276,6 +1290,132 @@ stats_scan(struct cli *cli, struct nsfind *found)
 		memcpy(cursor, r->element[0]->str, r->element[0]->len + 1);
 		freeReplyObject(r);
 	} while (strcmp(cursor, "0") != 0);
+	return (0);
+}
+
+/*
+ * The nodes lapse stats without NS asks: the node of the open connection
+ * or, in a Redis Cluster, every primary CLUSTER SLOTS names, each on a
+ * connection of its own.
+ */
+struct stats_nodes {
+	struct cluster_map map; /* empty outside a Cluster */
+	const struct cluster_range **primaries; /* n of them, in map */
+	redisContext **conns; /* n: cli->c's address outside a Cluster */
+	size_t n;
+};
+
+/* Close what stats_nodes_open() opened; cli->c is left alone. */
+static void
+stats_nodes_close(struct stats_nodes *sn)
+{
+	size_t i;
+
+	if (sn->map.nranges > 0) {
+		for (i = 0; i < sn->n; i++)
+			redisFree(sn->conns[i]);
+		free(sn->conns);
+	}
+	free(sn->primaries);
+	clusterreply_map_free(&sn->map);
+	memset(sn, 0, sizeof *sn);
+}
+
+/*
+ * Connect, and in a Redis Cluster to every primary: sn is then the nodes
+ * to scan. Returns 0, or an exit code after printing why; a primary
+ * that cannot be reached is named.
+ */
+static int
+stats_nodes_open(struct cli *cli, struct stats_nodes *sn)
+{
+	const struct cluster_range *p;
+	char *cause;
+	size_t i;
+	int code, rc = 0;
+
+	memset(sn, 0, sizeof *sn);
+	code = cli_connect(cli);
+	if (code != 0)
+		return (code);
+	if (!cli->url->is_sentinel)
+		rc = rconn_cluster_map(cli->c, cli->url->host, &sn->map, &cause);
+	if (rc == -1)
+		return (fail_cause(EXIT_REDIS, cause));
+	if (rc == 0 || sn->map.nranges == 0) {
+		sn->conns = &cli->c;
+		sn->n = 1;
+		return (0);
+	}
+	sn->primaries = xcalloc(sn->map.nranges, sizeof *sn->primaries);
+	sn->n = clusterreply_primaries(&sn->map, sn->primaries);
+	sn->conns = xcalloc(sn->n, sizeof *sn->conns);
+	for (i = 0; i < sn->n; i++) {
+		p = sn->primaries[i];
+		sn->conns[i] = rconn_open_at(cli->url, p->host, p->port,
+		    cli->password, CONNECT_MS, COMMAND_MS, &cause);
+		if (sn->conns[i] == NULL) {
+			code = fail(EXIT_REDIS,
+			    "the Cluster's primary %s:%d cannot be asked: %s",
+			    p->host, p->port, cause);
+			free(cause);
+			stats_nodes_close(sn);
+			return (code);
+		}
+	}
+	return (0);
+}
+
+/*
+ * The connection of the node that serves namespace ns: in a Cluster, the
+ * primary of its slot as CLUSTER SLOTS said (a call follows MOVED and
+ * ASK from there), the first one for a slot no node serves.
+ */
+static redisContext **
+stats_node_of(struct stats_nodes *sn, const char *ns)
+{
+	const struct cluster_range *cr;
+	char *key;
+	size_t i;
+
+	if (sn->n == 1)
+		return (&sn->conns[0]);
+	key = names_key(ns, "due");
+	cr = clusterreply_lookup(
+	    &sn->map, clusterreply_keyslot(key, strlen(key)));
+	free(key);
+	for (i = 0; cr != NULL && i < sn->n; i++) {
+		if (sn->primaries[i]->port == cr->port &&
+		    strcmp(sn->primaries[i]->host, cr->host) == 0)
+			return (&sn->conns[i]);
+	}
+	return (&sn->conns[0]);
+}
+
+/*
+ * Find every namespace on the nodes of sn into found. Returns 0 or the
+ * exit code after printing why; in a Cluster, naming the primary.
+ */
+static int
+stats_find(struct cli *cli, struct stats_nodes *sn, struct nsfind *found)
+{
+	const struct cluster_range *p;
+	char *cause;
+	size_t i;
+	int code;
+
+	for (i = 0; i < sn->n; i++) {
+		if (stats_scan(cli, &sn->conns[i], found, &cause) == 0)
+			continue;
+		if (sn->primaries == NULL)
+			return (fail_cause(EXIT_REDIS, cause));
+		p = sn->primaries[i];
+		code = fail(EXIT_REDIS,
+		    "the Cluster's primary %s:%d cannot be asked: %s", p->host,
+		    p->port, cause);
+		free(cause);
+		return (code);
+	}
 	if (found->skipped > 0)
 		warning("skipped %zu key%s named like lapse's but with a bad "
 		        "namespace, such as \"%s\"",
@@ -1285,15 +1425,18 @@ stats_scan(struct cli *cli, struct nsfind *found)
 }
 
 /*
- * lapse stats without NS: every namespace found, by name, as a table or a
- * JSON array. One whose counters the library refuses (a key of the wrong
- * type) is left out, its reason said, and the exit code is then 2, as
- * lapse stats NS would exit for it; Redis failing stops it all (3).
+ * lapse stats without NS: every namespace found, on the one node or on
+ * every primary of a Cluster, by name, as a table or a JSON array. One
+ * whose counters the library refuses (a key of the wrong type) is left
+ * out, its reason said, and the exit code is then 2, as lapse stats NS
+ * would exit for it; Redis failing, or a primary that cannot be asked,
+ * stops it all (3) before anything is printed.
  */
 static int
 stats_all(struct cli *cli, struct invocation *inv)
 {
 	struct invocation one;
+	struct stats_nodes sn;
 	struct nsfind found;
 	struct nsstats *st = NULL;
 	size_t i, n = 0;
@@ -1301,7 +1444,12 @@ stats_all(struct cli *cli, struct invocation *inv)
 	int code, refused = 0;
 
 	nsfind_init(&found);
-	code = stats_scan(cli, &found);
+	code = stats_nodes_open(cli, &sn);
+	if (code != EXIT_DONE) {
+		nsfind_clear(&found);
+		return (code);
+	}
+	code = stats_find(cli, &sn, &found);
 	if (code != EXIT_DONE)
 		goto out;
 	st = xcalloc(found.n + 1, sizeof *st);
@@ -1311,7 +1459,8 @@ stats_all(struct cli *cli, struct invocation *inv)
 		one.ns = found.names[i];
 		rcmd_init(&one.call);
 		begin_fcall(&one, &one.call);
-		code = stats_read(cli, &one.call, one.ns, &st[n]);
+		code = stats_read(cli, stats_node_of(&sn, one.ns), &one.call,
+		    one.ns, &st[n]);
 		rcmd_free(&one.call);
 		if (code == EXIT_USAGE)
 			refused = 1;
@@ -1332,6 +1481,7 @@ out:
 		nsstats_clear(&st[i]);
 	free(st);
 	nsfind_clear(&found);
+	stats_nodes_close(&sn);
 	return (code);
 }
 
@@ -1348,7 +1498,9 @@ cmd_stats(struct cli *cli, struct invocation *inv)
 
 	if (inv->ns == NULL)
 		return (stats_all(cli, inv));
-	code = stats_read(cli, &inv->call, inv->ns, &st);
+	code = cli_connect(cli);
+	if (code == EXIT_DONE)
+		code = stats_read(cli, &cli->c, &inv->call, inv->ns, &st);
 	if (code != EXIT_DONE)
 		return (code);
 	if (inv->opt[STATS_JSON] != NULL)
@@ -1458,7 +1610,7 @@ tail_call(struct cli *cli, const struct rcmd *call, int *code)
 		return (cli_call(cli, call, code));
 	for (;;) {
 		if (cli->c != NULL || cli_open(cli, &cause) == 0) {
-			r = cli_command(cli, call, &cause);
+			r = cli_command(cli, &cli->c, call, &cause);
 			if (r != NULL && r->type == REDIS_REPLY_ERROR) {
 				*code = fail(EXIT_REDIS, "Redis: %s", r->str);
 				freeReplyObject(r);

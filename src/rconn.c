@@ -315,19 +315,14 @@ rconn_open(const struct redis_url *url, const char *password, int connect_ms,
 	return (rconn_open_node(url, password, connect_ms, command_ms, cause));
 }
 
-/*
- * A connection to the node a redirection names, with url's credentials
- * and database, running our library. NULL with *cause.
- */
-static redisContext *
-rconn_open_redirect(const struct redis_url *url,
-    const struct cluster_redirect *rd, const char *password, int connect_ms,
-    int command_ms, char **cause)
+redisContext *
+rconn_open_at(const struct redis_url *url, const char *host, int port,
+    const char *password, int connect_ms, int command_ms, char **cause)
 {
 	struct redis_url *node;
 	redisContext *c;
 
-	node = redis_url_tcp(rd->host, rd->port, url->db);
+	node = redis_url_tcp(host, port, url->db);
 	if (url->user != NULL)
 		node->user = xstrdup(url->user);
 	if (url->password != NULL)
@@ -388,8 +383,8 @@ rconn_route_once(redisContext **c, const struct redis_url *url,
 		freeReplyObject(r);
 		if (rc == -1)
 			return (NULL);
-		next = rconn_open_redirect(
-		    url, &rd, password, connect_ms, command_ms, cause);
+		next = rconn_open_at(url, rd.host, rd.port, password,
+		    connect_ms, command_ms, cause);
 		free(rd.host);
 		if (next == NULL)
 			return (NULL);
@@ -427,6 +422,32 @@ rconn_command_routed(redisContext **c, const struct redis_url *url,
 		freeReplyObject(r);
 		nanosleep(&ts, NULL);
 	}
+}
+
+int
+rconn_cluster_map(redisContext *c, const char *host, struct cluster_map *map,
+    char **cause)
+{
+	const char *info[] = { "INFO", "cluster" };
+	const char *slots[] = { "CLUSTER", "SLOTS" };
+	redisReply *r;
+	int rc;
+
+	map->ranges = NULL;
+	map->nranges = 0;
+	r = rconn_command(c, 2, info, NULL, cause);
+	if (r == NULL)
+		return (-1);
+	rc = clusterreply_enabled(r, cause);
+	freeReplyObject(r);
+	if (rc != 1)
+		return (rc);
+	r = rconn_command(c, 2, slots, NULL, cause);
+	if (r == NULL)
+		return (-1);
+	rc = clusterreply_slots(r, host, map, cause);
+	freeReplyObject(r);
+	return (rc == 0 ? 1 : -1);
 }
 
 int

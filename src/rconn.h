@@ -12,6 +12,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "clusterreply.h"
 #include "redisurl.h"
 
 /* How a server's FCALL lapse_version reply compares with our library. */
@@ -87,13 +88,33 @@ int rconn_cluster_probe(const struct redis_url *url, const char *password,
  * that command only. At most RCONN_REDIRECTS redirections; the last
  * redirection is then returned as the error reply it is. A TRYAGAIN or
  * CLUSTERDOWN answer is waited out: the command is sent again every
- * RCONN_UNSETTLED_PAUSE_MS for up to RCONN_UNSETTLED_MS, then returned. *c is borrowed
- * and may be replaced (the old one freed); it stays a connection even
- * when NULL is returned. Outside a Cluster no reply is a redirection, so
- * this is rconn_command().
+ * RCONN_UNSETTLED_PAUSE_MS for up to RCONN_UNSETTLED_MS, then returned.
+ * *c is borrowed and may be replaced (the old one freed); it stays a
+ * connection even when NULL is returned. Outside a Cluster no reply is a
+ * redirection, so this is rconn_command().
  */
 redisReply *rconn_command_routed(redisContext **c, const struct redis_url *url,
     const char *password, int connect_ms, int command_ms, int argc,
     const char **argv, const size_t *argvlen, char **cause);
+
+/*
+ * Connect to the node host:port with url's credentials and database
+ * (password as for rconn_open()), and make sure it runs our Functions
+ * library: a node a redirection or CLUSTER SLOTS named. Returns the
+ * connection (free with redisFree()), or NULL with *cause.
+ */
+redisContext *rconn_open_at(const struct redis_url *url, const char *host,
+    int port, const char *password, int connect_ms, int command_ms,
+    char **cause);
+
+/*
+ * Whether the node c is connected to is a Redis Cluster node (INFO
+ * cluster), and if so what CLUSTER SLOTS says, read into *map (new: free
+ * with clusterreply_map_free()); an empty host in it is host, the node's.
+ * Returns 1 with *map, 0 outside a Cluster (*map empty), or -1 with
+ * *cause (caller frees) and *map empty.
+ */
+int rconn_cluster_map(redisContext *c, const char *host,
+    struct cluster_map *map, char **cause);
 
 #endif
