@@ -52,6 +52,7 @@
 #define EXIT_NOT_FOUND 1
 #define EXIT_USAGE 2
 #define EXIT_REDIS 3
+#define EXIT_UNREPLICATED 4
 
 #define CONNECT_MS 2000
 #define COMMAND_MS 5000
@@ -77,6 +78,14 @@
  */
 #define REQUEUE_STEP 100
 #define REQUEUE_MAX 10000
+
+/*
+ * --wait N[,TIMEOUT]: the replicas a change must reach, and how long
+ * WAIT waits for them by default and at most.
+ */
+#define WAIT_REPLICAS_MAX 1000
+#define WAIT_TIMEOUT_DEFAULT "1s"
+#define WAIT_TIMEOUT_MAX_MS 60000
 
 /* getopt_long's val for option i of a command: above every short option. */
 #define OPTION_VAL 256
@@ -147,7 +156,8 @@ enum {
 	SCHEDULE_UNTIL,
 	SCHEDULE_CRON,
 	SCHEDULE_TZ,
-	SCHEDULE_DIALECT
+	SCHEDULE_DIALECT,
+	SCHEDULE_WAIT
 };
 static const struct cmd_option schedule_options[] = {
 	[SCHEDULE_IN] = { "in", required_argument },
@@ -162,6 +172,13 @@ static const struct cmd_option schedule_options[] = {
 	[SCHEDULE_CRON] = { "cron", required_argument },
 	[SCHEDULE_TZ] = { "tz", required_argument },
 	[SCHEDULE_DIALECT] = { "dialect", required_argument },
+	[SCHEDULE_WAIT] = { "wait", required_argument },
+	{ NULL, 0 },
+};
+
+enum { CANCEL_WAIT };
+static const struct cmd_option cancel_options[] = {
+	[CANCEL_WAIT] = { "wait", required_argument },
 	{ NULL, 0 },
 };
 
@@ -223,7 +240,7 @@ static const struct command commands[] = {
 	             "DURATION | --cron EXPR [--tz ZONE] [--dialect quartz]) "
 	             "[--from TIME] [--until TIME] "
 	             "[--payload STR | --payload-file FILE|-] [--nx] "
-	             "[--url URL]",
+	             "[--url URL] [--wait N[,TIMEOUT]]",
 	    .help = "Schedule event ID of namespace NS, replacing it if it "
 	            "exists\n"
 	            "(unless --nx), and print its due time on the Redis "
@@ -255,22 +272,30 @@ static const struct command commands[] = {
 	            "delivered to only\n"
 	            "                       when it starts with an allow-url "
 	            "of the namespace\n"
+	            "  --wait N[,TIMEOUT]   then WAIT until N replicas have "
+	            "it, at most TIMEOUT\n"
+	            "                       (default 1s, at most 1m); fewer: "
+	            "exit 4\n"
 	            "The payload is at most 1 MiB. An event in flight is "
 	            "replaced too:\n"
 	            "its attempt under way is not stopped, but its ack "
 	            "changes nothing." },
 	{ .name = "cancel",
 	    .run = cmd_cancel,
-	    .options = no_options,
+	    .options = cancel_options,
 	    .nargs = 2,
 	    .function = "lapse_cancel",
 	    .keys = { "due", "jobs", KEY_TRIGGER },
-	    .usage = "cancel NS ID",
+	    .usage = "cancel NS ID [--wait N[,TIMEOUT]]",
 	    .help = "Cancel a pending event so that it never fires, or an "
 	            "event in flight\n"
 	            "so that it gets no more attempts (the attempt under way "
 	            "may still\n"
-	            "reach its receiver). Exit 1 if there is no such event." },
+	            "reach its receiver). Exit 1 if there is no such event.\n"
+	            "  --wait N[,TIMEOUT]   then WAIT until N replicas have "
+	            "it, at most TIMEOUT\n"
+	            "                       (default 1s, at most 1m); fewer: "
+	            "exit 4" },
 	{ .name = "get",
 	    .run = cmd_get,
 	    .options = no_options,
@@ -442,7 +467,9 @@ usage_all(FILE *f)
 	    "sentinels'\nfrom $LAPSE_SENTINEL_PASSWORD or the "
 	    "redis-sentinel:// URL.\n"
 	    "Exit: 0 done, 1 not found, 2 usage or bad input, 3 Redis "
-	    "unreachable or refused.\n");
+	    "unreachable or refused,\n"
+	    "4 done on the primary but fewer replicas than --wait "
+	    "acknowledged it.\n");
 }
 
 static void
@@ -567,15 +594,15 @@ is_refusal(const char *cmd, const char *err)
 
 /*
  * Send a command on the open connection *c; in a Redis Cluster, to the
- * node of its keys' slot, following MOVED and ASK
- * (rconn_command_routed()).
+ * node of its keys' slot, following MOVED and ASK (rconn_command_routed());
+ * then the WAIT, if any.
  */
 static redisReply *
-cli_command(
-    struct cli *cli, redisContext **c, const struct rcmd *call, char **cause)
+cli_command(struct cli *cli, redisContext **c, const struct rcmd *call,
+    struct rconn_wait *wait, char **cause)
 {
 	return (rconn_command_routed(c, cli->url, cli->password, CONNECT_MS,
-	    COMMAND_MS, call->argc, call->argv, call->argvlen, cause));
+	    COMMAND_MS, call->argc, call->argv, call->argvlen, wait, cause));
 }
 
 /*
@@ -585,12 +612,13 @@ cli_command(
  * for any other Redis error).
  */
 static redisReply *
-cli_reply(struct cli *cli, redisContext **c, const struct rcmd *call, int *code)
+cli_reply(struct cli *cli, redisContext **c, const struct rcmd *call,
+    struct rconn_wait *wait, int *code)
 {
 	redisReply *r;
 	char *cause;
 
-	r = cli_command(cli, c, call, &cause);
+	r = cli_command(cli, c, call, wait, &cause);
 	if (r == NULL) {
 		*code = fail_cause(EXIT_REDIS, cause);
 		return (NULL);
@@ -607,14 +635,25 @@ cli_reply(struct cli *cli, redisContext **c, const struct rcmd *call, int *code)
 	return (r);
 }
 
-/* Run a command, connecting first if need be (cli_reply()). */
+/*
+ * Run a command, connecting first if need be, and then the WAIT, if any
+ * (cli_reply()).
+ */
 static redisReply *
-cli_call(struct cli *cli, const struct rcmd *call, int *code)
+cli_call_wait(
+    struct cli *cli, const struct rcmd *call, struct rconn_wait *wait, int *code)
 {
 	*code = cli_connect(cli);
 	if (*code != 0)
 		return (NULL);
-	return (cli_reply(cli, &cli->c, call, code));
+	return (cli_reply(cli, &cli->c, call, wait, code));
+}
+
+/* cli_call_wait() without a WAIT. */
+static redisReply *
+cli_call(struct cli *cli, const struct rcmd *call, int *code)
+{
+	return (cli_call_wait(cli, call, NULL, code));
 }
 
 /*
@@ -686,6 +725,72 @@ parse_count(const char *s, unsigned long max, unsigned long *n)
 	if (*end != '\0' || errno != 0 || *n == 0 || *n > max)
 		return (-1);
 	return (0);
+}
+
+/*
+ * Parse --wait N[,TIMEOUT] (s; NULL when not given) into *w, and point
+ * *timeout at TIMEOUT as given, or the default. Returns 0
+ * with w->replicas 0 when there is no --wait, 0 with the WAIT to send,
+ * or an exit code after printing why.
+ */
+static int
+parse_wait(const char *s, struct rconn_wait *w, const char **timeout)
+{
+	const char *comma;
+	char replicas[16], *cause;
+	unsigned long n;
+	uint64_t ms;
+	size_t len;
+
+	memset(w, 0, sizeof *w);
+	if (s == NULL)
+		return (0);
+	comma = strchr(s, ',');
+	len = comma != NULL ? (size_t)(comma - s) : strlen(s);
+	if (len >= sizeof replicas)
+		len = sizeof replicas - 1; /* too many digits all the same */
+	memcpy(replicas, s, len);
+	replicas[len] = '\0';
+	if (parse_count(replicas, WAIT_REPLICAS_MAX, &n) != 0)
+		return (fail(EXIT_USAGE,
+		    "bad --wait \"%s\": N must be 1 to %d replicas", s,
+		    WAIT_REPLICAS_MAX));
+	*timeout = comma != NULL ? comma + 1 : WAIT_TIMEOUT_DEFAULT;
+	if (duration_parse(*timeout, &ms, &cause) != 0) {
+		fail(EXIT_USAGE, "bad --wait \"%s\": %s", s, cause);
+		free(cause);
+		return (EXIT_USAGE);
+	}
+	if (ms > WAIT_TIMEOUT_MAX_MS)
+		return (fail(EXIT_USAGE,
+		    "bad --wait \"%s\": TIMEOUT must be at most 1m", s));
+	w->replicas = (int)n;
+	w->timeout_ms = (int)ms;
+	return (0);
+}
+
+/*
+ * After a change (what: "scheduled", "cancelled") that --wait asked to be
+ * replicated: EXIT_DONE when enough replicas acknowledged it, else
+ * EXIT_UNREPLICATED after saying how many did, or why WAIT failed.
+ */
+static int
+wait_result(const char *what, struct rconn_wait *w, const char *timeout)
+{
+	int code;
+
+	if (w->replicas == 0 || (w->cause == NULL && w->acked >= w->replicas))
+		return (EXIT_DONE);
+	if (w->cause != NULL) {
+		code = fail(EXIT_UNREPLICATED, "%s, but WAIT failed: %s", what,
+		    w->cause);
+		free(w->cause);
+		w->cause = NULL;
+		return (code);
+	}
+	return (fail(EXIT_UNREPLICATED,
+	    "%s, but %lld of %d replicas acknowledged it within %s", what,
+	    w->acked, w->replicas, timeout));
 }
 
 /*
@@ -1015,12 +1120,16 @@ cmd_schedule(struct cli *cli, struct invocation *inv)
 {
 	const char *url = inv->opt[SCHEDULE_URL];
 	char *buf = NULL, *cause, when[TIMESTAMP_BUFSIZE];
+	const char *timeout;
+	struct rconn_wait wait;
 	redisReply *r;
 	int code;
 
 	if (url != NULL && names_check_url(url, &cause) != 0)
 		return (fail_cause(EXIT_USAGE, cause));
-	code = schedule_when(inv);
+	code = parse_wait(inv->opt[SCHEDULE_WAIT], &wait, &timeout);
+	if (code == 0)
+		code = schedule_when(inv);
 	if (code == 0)
 		code = schedule_payload(inv, &buf);
 	if (code == 0)
@@ -1035,12 +1144,15 @@ cmd_schedule(struct cli *cli, struct invocation *inv)
 		rcmd_add_str(&inv->call, "url");
 		rcmd_add_str(&inv->call, url);
 	}
-	r = cli_call(cli, &inv->call, &code);
+	r = cli_call_wait(
+	    cli, &inv->call, wait.replicas > 0 ? &wait : NULL, &code);
 	free(buf);
 	if (r == NULL)
 		return (code);
-	if (!reply_is(r, "ii"))
+	if (!reply_is(r, "ii")) {
+		free(wait.cause);
 		return (bad_reply(r, inv));
+	}
 	/* Without --nx, status 0 is the same recurrence again: kept. */
 	code = r->element[1]->integer == 0 && inv->opt[SCHEDULE_NX] != NULL
 	    ? EXIT_NOT_FOUND
@@ -1048,29 +1160,41 @@ cmd_schedule(struct cli *cli, struct invocation *inv)
 	printf("%s\n",
 	    timestamp_format(r->element[0]->integer, when, sizeof when));
 	freeReplyObject(r);
-	if (code == EXIT_NOT_FOUND)
-		fail(code, "%s %s is already scheduled; not changed", inv->ns,
-		    inv->id);
-	return (code);
+	if (code == EXIT_NOT_FOUND) {
+		free(wait.cause);
+		return (fail(code, "%s %s is already scheduled; not changed",
+		    inv->ns, inv->id));
+	}
+	return (wait_result("scheduled", &wait, timeout));
 }
 
 /* lapse_cancel NS ID: 1 cancelled, 0 no such event. */
 static int
 cmd_cancel(struct cli *cli, struct invocation *inv)
 {
+	const char *timeout;
+	struct rconn_wait wait;
 	redisReply *r;
 	int code;
 
-	r = cli_call(cli, &inv->call, &code);
+	code = parse_wait(inv->opt[CANCEL_WAIT], &wait, &timeout);
+	if (code != 0)
+		return (code);
+	r = cli_call_wait(
+	    cli, &inv->call, wait.replicas > 0 ? &wait : NULL, &code);
 	if (r == NULL)
 		return (code);
-	if (r->type != REDIS_REPLY_INTEGER)
+	code = r->type != REDIS_REPLY_INTEGER ? EXIT_REDIS
+	    : r->integer == 1                 ? EXIT_DONE
+	                                      : EXIT_NOT_FOUND;
+	if (code != EXIT_DONE)
+		free(wait.cause);
+	if (code == EXIT_REDIS)
 		return (bad_reply(r, inv));
-	code = r->integer == 1 ? EXIT_DONE : EXIT_NOT_FOUND;
 	freeReplyObject(r);
 	if (code == EXIT_NOT_FOUND)
 		return (not_found(inv));
-	return (code);
+	return (wait_result("cancelled", &wait, timeout));
 }
 
 /* Add name: the string r to json unless it is empty. */
@@ -1210,7 +1334,7 @@ stats_read(struct cli *cli, redisContext **c, const struct rcmd *call,
 	char *cause;
 	int code;
 
-	r = cli_reply(cli, c, call, &code);
+	r = cli_reply(cli, c, call, NULL, &code);
 	if (r == NULL)
 		return (code);
 	code = nsstats_parse(st, ns, r, &cause);
@@ -1270,7 +1394,7 @@ stats_scan(struct cli *cli, redisContext **c, struct nsfind *found,
 		rcmd_add_str(&call, NSFIND_MATCH);
 		rcmd_add_str(&call, "COUNT");
 		rcmd_add_str(&call, STATS_SCAN_COUNT);
-		r = cli_command(cli, c, &call, cause);
+		r = cli_command(cli, c, &call, NULL, cause);
 		rcmd_free(&call);
 		if (r == NULL)
 			return (-1);
@@ -1610,7 +1734,7 @@ tail_call(struct cli *cli, const struct rcmd *call, int *code)
 		return (cli_call(cli, call, code));
 	for (;;) {
 		if (cli->c != NULL || cli_open(cli, &cause) == 0) {
-			r = cli_command(cli, &cli->c, call, &cause);
+			r = cli_command(cli, &cli->c, call, NULL, &cause);
 			if (r != NULL && r->type == REDIS_REPLY_ERROR) {
 				*code = fail(EXIT_REDIS, "Redis: %s", r->str);
 				freeReplyObject(r);

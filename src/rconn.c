@@ -358,14 +358,53 @@ context_host(const redisContext *c)
 }
 
 /*
+ * WAIT w->replicas w->timeout_ms on c, given that long on top of its
+ * command deadline; the deadline is command_ms again afterwards.
+ */
+static void
+rconn_wait_on(redisContext *c, struct rconn_wait *w, int command_ms)
+{
+	const char *argv[3];
+	char replicas[16], timeout[16];
+	redisReply *r;
+
+	snprintf(replicas, sizeof replicas, "%d", w->replicas);
+	snprintf(timeout, sizeof timeout, "%d", w->timeout_ms);
+	argv[0] = "WAIT";
+	argv[1] = replicas;
+	argv[2] = timeout;
+	w->acked = -1;
+	w->cause = NULL;
+	if (redisSetTimeout(c, ms_to_tv(w->timeout_ms + command_ms)) !=
+	    REDIS_OK) {
+		xasprintf(&w->cause, "cannot set a command timeout: %s",
+		    context_error(c));
+		return;
+	}
+	r = rconn_command(c, 3, argv, NULL, &w->cause);
+	redisSetTimeout(c, ms_to_tv(command_ms));
+	if (r == NULL)
+		return;
+	if (r->type == REDIS_REPLY_INTEGER)
+		w->acked = r->integer;
+	else if (r->type == REDIS_REPLY_ERROR)
+		xasprintf(&w->cause, "Redis refused WAIT: %s", r->str);
+	else
+		xasprintf(&w->cause, "unexpected reply to WAIT");
+	freeReplyObject(r);
+}
+
+/*
  * Send the command, following redirections: see rconn_command_routed().
  * A redirection's empty host is the node that gave it: *c's, or the node
- * an ASK sent the command to, not the URL's.
+ * an ASK sent the command to, not the URL's. The WAIT, if any, goes to
+ * the node that answered.
  */
 static redisReply *
 rconn_route_once(redisContext **c, const struct redis_url *url,
     const char *password, int connect_ms, int command_ms, int argc,
-    const char **argv, const size_t *argvlen, char **cause)
+    const char **argv, const size_t *argvlen, struct rconn_wait *wait,
+    char **cause)
 {
 	struct cluster_redirect rd;
 	redisContext *next, *from, *asked = NULL;
@@ -376,10 +415,10 @@ rconn_route_once(redisContext **c, const struct redis_url *url,
 	from = *c;
 	for (hops = 0; r != NULL && hops < RCONN_REDIRECTS; hops++) {
 		rc = clusterreply_redirect(r, context_host(from), &rd, cause);
+		if (rc == 0)
+			break;
 		redisFree(asked); /* rd.host is a copy */
 		asked = NULL;
-		if (rc == 0)
-			return (r);
 		freeReplyObject(r);
 		if (rc == -1)
 			return (NULL);
@@ -398,6 +437,8 @@ rconn_route_once(redisContext **c, const struct redis_url *url,
 		}
 		from = next;
 	}
+	if (r != NULL && r->type != REDIS_REPLY_ERROR && wait != NULL)
+		rconn_wait_on(from, wait, command_ms);
 	redisFree(asked);
 	return (r);
 }
@@ -405,7 +446,8 @@ rconn_route_once(redisContext **c, const struct redis_url *url,
 redisReply *
 rconn_command_routed(redisContext **c, const struct redis_url *url,
     const char *password, int connect_ms, int command_ms, int argc,
-    const char **argv, const size_t *argvlen, char **cause)
+    const char **argv, const size_t *argvlen, struct rconn_wait *wait,
+    char **cause)
 {
 	struct timespec ts;
 	redisReply *r;
@@ -415,7 +457,7 @@ rconn_command_routed(redisContext **c, const struct redis_url *url,
 	ts.tv_nsec = (RCONN_UNSETTLED_PAUSE_MS % 1000) * 1000000L;
 	for (waited = 0;; waited += RCONN_UNSETTLED_PAUSE_MS) {
 		r = rconn_route_once(c, url, password, connect_ms, command_ms,
-		    argc, argv, argvlen, cause);
+		    argc, argv, argvlen, wait, cause);
 		if (r == NULL || !clusterreply_unsettled(r) ||
 		    waited >= RCONN_UNSETTLED_MS)
 			return (r);

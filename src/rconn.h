@@ -80,6 +80,21 @@ int rconn_cluster_probe(const struct redis_url *url, const char *password,
 #define RCONN_UNSETTLED_PAUSE_MS 100
 
 /*
+ * A WAIT for rconn_command_routed() to send after the command, when Redis
+ * did not answer it with an error: WAIT replicas timeout_ms, on the
+ * connection that took the command, given timeout_ms on top of the
+ * command deadline. acked is then how many replicas acknowledged the
+ * command's write, or -1 with cause set (caller frees) when the WAIT
+ * failed; both are left alone when the command got an error.
+ */
+struct rconn_wait {
+	int replicas;
+	int timeout_ms;
+	long long acked;
+	char *cause;
+};
+
+/*
  * Run a command as rconn_command() does, following Redis Cluster's
  * redirections: on MOVED, *c is replaced by a connection to the node
  * named (url's credentials and database, password as for rconn_open(),
@@ -89,13 +104,16 @@ int rconn_cluster_probe(const struct redis_url *url, const char *password,
  * redirection is then returned as the error reply it is. A TRYAGAIN or
  * CLUSTERDOWN answer is waited out: the command is sent again every
  * RCONN_UNSETTLED_PAUSE_MS for up to RCONN_UNSETTLED_MS, then returned.
- * *c is borrowed and may be replaced (the old one freed); it stays a
+ *
+ * wait, when not NULL, is sent after the command (struct rconn_wait). *c
+ * is borrowed and may be replaced (the old one freed); it stays a
  * connection even when NULL is returned. Outside a Cluster no reply is a
- * redirection, so this is rconn_command().
+ * redirection, so this is rconn_command() and the WAIT.
  */
 redisReply *rconn_command_routed(redisContext **c, const struct redis_url *url,
     const char *password, int connect_ms, int command_ms, int argc,
-    const char **argv, const size_t *argvlen, char **cause);
+    const char **argv, const size_t *argvlen, struct rconn_wait *wait,
+    char **cause);
 
 /*
  * Connect to the node host:port with url's credentials and database

@@ -41,6 +41,23 @@ bad_cli 'lapse: bad id "a b": byte 0x20 at offset 1 is not allowed (ids are byte
 bad_cli 'lapse: bad id: longer than 512 bytes (513)' \
     schedule orders "$long_id" --in 5s
 bad_cli 'lapse: bad id: empty' cancel orders ''
+# --wait N[,TIMEOUT]: refused before anything is sent.
+bad_cli 'lapse: bad --wait "0": N must be 1 to 1000 replicas' \
+    schedule orders w --in 5s --wait 0
+bad_cli 'lapse: bad --wait "1001": N must be 1 to 1000 replicas' \
+    schedule orders w --in 5s --wait 1001
+bad_cli 'lapse: bad --wait "x,1s": N must be 1 to 1000 replicas' \
+    schedule orders w --in 5s --wait x,1s
+bad_cli 'lapse: bad --wait ",1s": N must be 1 to 1000 replicas' \
+    cancel orders keep --wait ,1s
+bad_cli 'lapse: bad --wait "1,": bad duration "": empty' \
+    schedule orders w --in 5s --wait 1,
+bad_cli 'lapse: bad --wait "1,0ms": bad duration "0ms": must be greater than zero' \
+    cancel orders keep --wait 1,0ms
+bad_cli 'lapse: bad --wait "1,2s,3s": bad duration "2s,3s": unexpected ","' \
+    schedule orders w --in 5s --wait 1,2s,3s
+bad_cli 'lapse: bad --wait "2,1m1ms": TIMEOUT must be at most 1m' \
+    schedule orders keep --in 5s --wait 2,1m1ms
 bad_cli 'lapse: bad duration "0s": must be greater than zero' \
     schedule orders keep --in 0s
 bad_cli 'lapse: bad duration "-5s": negative durations are not allowed' \

@@ -129,7 +129,7 @@ START_TEST(test_empty_host_is_the_node_redirecting)
 	c = rconn_open(url, NULL, 2000, 2000, &cause);
 	if (c != NULL)
 		r = rconn_command_routed(
-		    &c, url, NULL, 2000, 2000, 2, argv, NULL, &cause);
+		    &c, url, NULL, 2000, 2000, 2, argv, NULL, NULL, &cause);
 	kill(pid, SIGKILL); /* before any assertion can end the test */
 	waitpid(pid, NULL, 0);
 	ck_assert_msg(r != NULL, "%s", cause);
