@@ -594,8 +594,9 @@ is_refusal(const char *cmd, const char *err)
 
 /*
  * Send a command on the open connection *c; in a Redis Cluster, to the
- * node of its keys' slot, following MOVED and ASK (rconn_command_routed());
- * then the WAIT, if any.
+ * node of its keys' slot, following MOVED and ASK; with Sentinel, to the
+ * master found again after READONLY (rconn_command_routed()); then the
+ * WAIT, if any.
  */
 static redisReply *
 cli_command(struct cli *cli, redisContext **c, const struct rcmd *call,

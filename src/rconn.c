@@ -15,6 +15,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "clock.h"
 #include "clusterreply.h"
 #include "lualib.h"
 #include "rconn.h"
@@ -443,6 +444,39 @@ rconn_route_once(redisContext **c, const struct redis_url *url,
 	return (r);
 }
 
+/*
+ * The master *c is connected to answered READONLY: it was made a replica
+ * after the sentinels named it. Find the master again through them (each
+ * time up to RCONN_SENTINEL_ROUNDS rounds, as rconn_open()) and replace
+ * *c, until deadline_us. Returns 0, or -1 with *cause (readonly quoted).
+ */
+static int
+rconn_refind(redisContext **c, const struct redis_url *url,
+    const char *password, int connect_ms, int command_ms,
+    const redisReply *readonly, uint64_t deadline_us, char **cause)
+{
+	redisContext *next;
+	char *why = NULL;
+
+	do {
+		free(why);
+		next = rconn_open(url, password, connect_ms, command_ms, &why);
+		if (next != NULL && rconn_load_functions(next, &why) != 0) {
+			redisFree(next);
+			next = NULL;
+		}
+		if (next != NULL) {
+			redisFree(*c);
+			*c = next;
+			return (0);
+		}
+	} while (clock_mono_us() < deadline_us);
+	xasprintf(cause, "the master answered \"%s\", and %s", readonly->str,
+	    why);
+	free(why);
+	return (-1);
+}
+
 redisReply *
 rconn_command_routed(redisContext **c, const struct redis_url *url,
     const char *password, int connect_ms, int command_ms, int argc,
@@ -451,18 +485,34 @@ rconn_command_routed(redisContext **c, const struct redis_url *url,
 {
 	struct timespec ts;
 	redisReply *r;
-	int waited;
+	uint64_t deadline_us = 0;
+	int waited, refound = 0;
 
 	ts.tv_sec = RCONN_UNSETTLED_PAUSE_MS / 1000;
 	ts.tv_nsec = (RCONN_UNSETTLED_PAUSE_MS % 1000) * 1000000L;
-	for (waited = 0;; waited += RCONN_UNSETTLED_PAUSE_MS) {
+	for (waited = 0;;) {
 		r = rconn_route_once(c, url, password, connect_ms, command_ms,
 		    argc, argv, argvlen, wait, cause);
+		if (r != NULL && url->is_sentinel &&
+		    sentinelreply_readonly(r) && refound < RCONN_REDIRECTS) {
+			if (deadline_us == 0)
+				deadline_us = clock_mono_us() +
+				    RCONN_UNSETTLED_MS * 1000ULL;
+			refound++;
+			if (rconn_refind(c, url, password, connect_ms,
+			        command_ms, r, deadline_us, cause) != 0) {
+				freeReplyObject(r);
+				return (NULL);
+			}
+			freeReplyObject(r);
+			continue;
+		}
 		if (r == NULL || !clusterreply_unsettled(r) ||
 		    waited >= RCONN_UNSETTLED_MS)
 			return (r);
 		freeReplyObject(r);
 		nanosleep(&ts, NULL);
+		waited += RCONN_UNSETTLED_PAUSE_MS;
 	}
 }
 

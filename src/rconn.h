@@ -105,10 +105,17 @@ struct rconn_wait {
  * CLUSTERDOWN answer is waited out: the command is sent again every
  * RCONN_UNSETTLED_PAUSE_MS for up to RCONN_UNSETTLED_MS, then returned.
  *
+ * With a redis-sentinel:// URL, a READONLY answer (the master was made a
+ * replica after the sentinels named it, so the command was not run) makes
+ * it find the master again through the sentinels, *c replaced, and send
+ * the command again: at most RCONN_REDIRECTS times, and for no longer
+ * than RCONN_UNSETTLED_MS after the first READONLY; when no master is
+ * found by then, NULL with *cause quoting the READONLY answer and why.
+ *
  * wait, when not NULL, is sent after the command (struct rconn_wait). *c
  * is borrowed and may be replaced (the old one freed); it stays a
- * connection even when NULL is returned. Outside a Cluster no reply is a
- * redirection, so this is rconn_command() and the WAIT.
+ * connection even when NULL is returned. Outside a Cluster and Sentinel,
+ * no reply is a redirection, so this is rconn_command() and the WAIT.
  */
 redisReply *rconn_command_routed(redisContext **c, const struct redis_url *url,
     const char *password, int connect_ms, int command_ms, int argc,

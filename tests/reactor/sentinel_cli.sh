@@ -2,7 +2,10 @@
 # Redis Sentinel and replicas, the lapse command: --wait N sends WAIT
 # after the call (a plain URL of the primary and a redis-sentinel://
 # URL): exit 0 when the replica acknowledged, exit 4 with the count after
-# the timeout when it is SIGSTOPped.
+# the timeout when it is SIGSTOPped; and a master demoted between the
+# moment lapse found it (ROLE said master) and its call, held there by
+# CLIENT PAUSE WRITE: the call is answered READONLY for real, lapse asks
+# the sentinels again and makes it on the master they name now.
 . "$TESTS_LIB"
 . "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
 t_start 120
@@ -39,4 +42,52 @@ kill -CONT "$(cat "$T_DIR/r.pid")"
 wait_until 20 "the replica to catch up" \
     "[ \"\$(repl_offset $R_PORT)\" = \"\$(repl_offset $P_PORT)\" ]"
 
+# --- READONLY: the master demoted after lapse found it -----------------------
+
+# repoint PORT: every sentinel forgets mymaster and monitors 127.0.0.1:PORT
+# under the same name; no +switch-master is published.
+repoint() {
+	local s
+	for s in $S_PORTS; do
+		ncli "$s" SENTINEL REMOVE mymaster >/dev/null
+		ncli "$s" SENTINEL MONITOR mymaster 127.0.0.1 "$1" 2 >/dev/null
+		ncli "$s" SENTINEL SET mymaster down-after-milliseconds 1000 \
+		    >/dev/null
+	done
+}
+readonly_count() {
+	ncli "$1" INFO errorstats | tr -d '\r' |
+	    sed -n 's/^errorstat_READONLY:count=\([0-9]*\).*/\1/p'
+}
+blocked() {
+	ncli "$P_PORT" INFO clients | tr -d '\r' |
+	    sed -n 's/^blocked_clients:\([0-9]*\)$/\1/p'
+}
+
+# lapse finds P (ROLE: master), then its FCALL waits behind the pause.
+ncli "$P_PORT" CLIENT PAUSE 20000 WRITE >/dev/null
+"$LAPSE" -r "$SENTINEL_URL" schedule t ro1 --in 1h --payload moved \
+    >"$T_DIR/ro1.out" 2>&1 &
+ro1=$!
+t_track $ro1
+wait_until 10 "lapse to wait behind the pause" \
+    "[ \"\$(blocked)\" = 1 ] || ! kill -0 $ro1"
+t_is "lapse found P and waits to call it" "$(blocked)" 1
+# Meanwhile R is made the master, P its replica, the sentinels told.
+ncli "$R_PORT" REPLICAOF NO ONE >/dev/null
+ncli "$P_PORT" REPLICAOF 127.0.0.1 "$R_PORT" >/dev/null
+repoint "$R_PORT"
+wait_until 20 "the sentinels to name R" "sentinels_agree $R_PORT"
+before=$(readonly_count "$P_PORT")
+ncli "$P_PORT" CLIENT UNPAUSE >/dev/null
+wait "$ro1"
+rc=$?
+t_untrack $ro1
+t_is "lapse schedule exits 0 ($(cat "$T_DIR/ro1.out"))" "$rc" 0
+t_is "P answered its call READONLY, once" \
+    "$(($(readonly_count "$P_PORT") - ${before:-0}))" 1
+t_is "the event is on R, the master the sentinels name now" \
+    "$(ncli "$R_PORT" HGET "$(k_jobs t)" ro1 | grep -c moved)" 1
+t_match "lapse printed its due time, and nothing else" "$(cat "$T_DIR/ro1.out")" \
+    '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$'
 t_done
