@@ -641,8 +641,8 @@ cli_reply(struct cli *cli, redisContext **c, const struct rcmd *call,
  * (cli_reply()).
  */
 static redisReply *
-cli_call_wait(
-    struct cli *cli, const struct rcmd *call, struct rconn_wait *wait, int *code)
+cli_call_wait(struct cli *cli, const struct rcmd *call, struct rconn_wait *wait,
+    int *code)
 {
 	*code = cli_connect(cli);
 	if (*code != 0)
@@ -1378,8 +1378,8 @@ scan_reply_ok(const redisReply *r)
  * database is never blocked for long. Returns 0, or -1 with *cause.
  */
 static int
-stats_scan(struct cli *cli, redisContext **c, struct nsfind *found,
-    char **cause)
+stats_scan(
+    struct cli *cli, redisContext **c, struct nsfind *found, char **cause)
 {
 	char cursor[21] = "0";
 	const redisReply *keys;
@@ -1464,7 +1464,7 @@ stats_nodes_open(struct cli *cli, struct stats_nodes *sn)
 	if (code != 0)
 		return (code);
 	if (!cli->url->is_sentinel)
-		rc = rconn_cluster_map(cli->c, cli->url->host, &sn->map, &cause);
+		rc = rconn_cluster_map(cli->c, &sn->map, &cause);
 	if (rc == -1)
 		return (fail_cause(EXIT_REDIS, cause));
 	if (rc == 0 || sn->map.nranges == 0) {
@@ -1584,8 +1584,8 @@ stats_all(struct cli *cli, struct invocation *inv)
 		one.ns = found.names[i];
 		rcmd_init(&one.call);
 		begin_fcall(&one, &one.call);
-		code = stats_read(cli, stats_node_of(&sn, one.ns), &one.call,
-		    one.ns, &st[n]);
+		code = stats_read(
+		    cli, stats_node_of(&sn, one.ns), &one.call, one.ns, &st[n]);
 		rcmd_free(&one.call);
 		if (code == EXIT_USAGE)
 			refused = 1;

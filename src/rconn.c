@@ -306,12 +306,84 @@ rconn_open_sentinel(const struct redis_url *url, const char *password,
 	return (NULL);
 }
 
+/*
+ * Whether the node c is connected to is a Redis Cluster node: INFO
+ * cluster. 1 or 0, or -1 with *cause.
+ */
+static int
+node_is_cluster(redisContext *c, char **cause)
+{
+	const char *argv[] = { "INFO", "cluster" };
+	redisReply *r;
+	int rc;
+
+	r = rconn_command(c, 2, argv, NULL, cause);
+	if (r == NULL)
+		return (-1);
+	rc = clusterreply_enabled(r, cause);
+	freeReplyObject(r);
+	return (rc);
+}
+
+/*
+ * The first node of a redis:// URL listing several (url->nseeds > 0) that
+ * can be connected to and answers, each in turn; it must be a Redis
+ * Cluster node. NULL with *cause saying why each failed, or that the
+ * node is not one.
+ */
+static redisContext *
+rconn_open_seeds(const struct redis_url *url, const char *password,
+    int connect_ms, int command_ms, char **cause)
+{
+	struct redis_url *node;
+	redisContext *c;
+	char *why, *all = NULL, *next, *display;
+	size_t i;
+	int rc;
+
+	for (i = 0; i <= url->nseeds; i++) {
+		node = redis_url_node(url, i);
+		c = rconn_open_node(
+		    node, password, connect_ms, command_ms, &why);
+		rc = c == NULL ? -1 : node_is_cluster(c, &why);
+		if (rc == 1) {
+			redis_url_free(node);
+			free(all);
+			return (c);
+		}
+		redisFree(c);
+		if (rc == 0) {
+			display = redis_url_display(node);
+			xasprintf(&why,
+			    "%s is not a Redis Cluster node (a list of nodes "
+			    "is for a Cluster)",
+			    display);
+			free(display);
+			i = url->nseeds; /* no other is tried */
+		}
+		redis_url_free(node);
+		xasprintf(&next, "%s%s%s", all == NULL ? "" : all,
+		    all == NULL ? "" : "; ", why);
+		free(why);
+		free(all);
+		all = next;
+	}
+	display = redis_url_display(url);
+	xasprintf(cause, "no node of %s can be used: %s", display, all);
+	free(display);
+	free(all);
+	return (NULL);
+}
+
 redisContext *
 rconn_open(const struct redis_url *url, const char *password, int connect_ms,
     int command_ms, char **cause)
 {
 	if (url->is_sentinel)
 		return (rconn_open_sentinel(
+		    url, password, connect_ms, command_ms, cause));
+	if (url->nseeds > 0)
+		return (rconn_open_seeds(
 		    url, password, connect_ms, command_ms, cause));
 	return (rconn_open_node(url, password, connect_ms, command_ms, cause));
 }
@@ -471,8 +543,8 @@ rconn_refind(redisContext **c, const struct redis_url *url,
 			return (0);
 		}
 	} while (clock_mono_us() < deadline_us);
-	xasprintf(cause, "the master answered \"%s\", and %s", readonly->str,
-	    why);
+	xasprintf(
+	    cause, "the master answered \"%s\", and %s", readonly->str, why);
 	free(why);
 	return (-1);
 }
@@ -517,27 +589,21 @@ rconn_command_routed(redisContext **c, const struct redis_url *url,
 }
 
 int
-rconn_cluster_map(redisContext *c, const char *host, struct cluster_map *map,
-    char **cause)
+rconn_cluster_map(redisContext *c, struct cluster_map *map, char **cause)
 {
-	const char *info[] = { "INFO", "cluster" };
 	const char *slots[] = { "CLUSTER", "SLOTS" };
 	redisReply *r;
 	int rc;
 
 	map->ranges = NULL;
 	map->nranges = 0;
-	r = rconn_command(c, 2, info, NULL, cause);
-	if (r == NULL)
-		return (-1);
-	rc = clusterreply_enabled(r, cause);
-	freeReplyObject(r);
+	rc = node_is_cluster(c, cause);
 	if (rc != 1)
 		return (rc);
 	r = rconn_command(c, 2, slots, NULL, cause);
 	if (r == NULL)
 		return (-1);
-	rc = clusterreply_slots(r, host, map, cause);
+	rc = clusterreply_slots(r, context_host(c), map, cause);
 	freeReplyObject(r);
 	return (rc == 0 ? 1 : -1);
 }
@@ -546,10 +612,8 @@ int
 rconn_cluster_probe(const struct redis_url *url, const char *password,
     int connect_ms, int command_ms, char **cause)
 {
-	const char *argv[] = { "INFO", "cluster" };
 	struct redis_url *db0;
 	redisContext *c;
-	redisReply *r;
 	int rc;
 
 	/* A Cluster node refuses SELECT: ask on database 0. */
@@ -559,11 +623,7 @@ rconn_cluster_probe(const struct redis_url *url, const char *password,
 	redis_url_free(db0);
 	if (c == NULL)
 		return (-1);
-	r = rconn_command(c, 2, argv, NULL, cause);
+	rc = node_is_cluster(c, cause);
 	redisFree(c);
-	if (r == NULL)
-		return (-1);
-	rc = clusterreply_enabled(r, cause);
-	freeReplyObject(r);
 	return (rc);
 }

@@ -41,6 +41,11 @@ rconn_functions_state(const redisReply *reply, char **cause);
  * master is, and the node it names must answer ROLE with "master"; up
  * to 3 rounds over the sentinels, 300 ms apart. password is then the
  * master's, not the sentinels'.
+ *
+ * A redis:// URL listing several nodes (seeds of a Redis Cluster) is
+ * tried node by node, in its order, until one can be connected to; that
+ * node must say it is a Cluster node (INFO cluster), or it is refused and
+ * no other is tried.
  */
 redisContext *rconn_open(const struct redis_url *url, const char *password,
     int connect_ms, int command_ms, char **cause);
@@ -128,18 +133,17 @@ redisReply *rconn_command_routed(redisContext **c, const struct redis_url *url,
  * library: a node a redirection or CLUSTER SLOTS named. Returns the
  * connection (free with redisFree()), or NULL with *cause.
  */
-redisContext *rconn_open_at(const struct redis_url *url, const char *host,
-    int port, const char *password, int connect_ms, int command_ms,
-    char **cause);
+redisContext *
+rconn_open_at(const struct redis_url *url, const char *host, int port,
+    const char *password, int connect_ms, int command_ms, char **cause);
 
 /*
  * Whether the node c is connected to is a Redis Cluster node (INFO
  * cluster), and if so what CLUSTER SLOTS says, read into *map (new: free
- * with clusterreply_map_free()); an empty host in it is host, the node's.
+ * with clusterreply_map_free()); an empty host in it is c's host.
  * Returns 1 with *map, 0 outside a Cluster (*map empty), or -1 with
  * *cause (caller frees) and *map empty.
  */
-int rconn_cluster_map(redisContext *c, const char *host,
-    struct cluster_map *map, char **cause);
+int rconn_cluster_map(redisContext *c, struct cluster_map *map, char **cause);
 
 #endif

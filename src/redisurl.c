@@ -2,7 +2,7 @@
  * Redis server URLs: parsing into a struct redis_url, and a rendering that
  * is safe to log. Three forms are read:
  *
- *	redis://[[user]:password@]host[:port][/db]
+ *	redis://[[user]:password@]host[:port][,host[:port]...][/db]
  *	unix://[[user]:password@]/absolute/path[?db=N]
  *	redis-sentinel://[password@]host[:port][,host[:port]...][/db]#MASTER
  *
@@ -559,6 +559,60 @@ find_at(const char *auth, size_t len)
 	return (at);
 }
 
+/*
+ * A list of nodes, "host[:port][,host[:port]...]": the len bytes at p,
+ * each port default_port unless given, added to *nodes and *n; at most
+ * max, the message naming them as what.
+ */
+static int
+parse_nodes(const char *s, const char *p, size_t len, int default_port,
+    size_t max, const char *what, struct redis_node **nodes, size_t *n,
+    char **cause)
+{
+	const char *end = p + len, *comma;
+	struct redis_node *node;
+	size_t hostlen;
+
+	for (;;) {
+		if (*n == max)
+			return (fail(s, cause, "more than %zu %s", max, what));
+		comma = memchr(p, ',', end - p);
+		hostlen =
+		    comma == NULL ? (size_t)(end - p) : (size_t)(comma - p);
+		*nodes = xreallocarray(*nodes, *n + 1, sizeof **nodes);
+		node = &(*nodes)[(*n)++];
+		node->host = NULL;
+		node->port = default_port;
+		if (parse_hostport(
+		        s, p, hostlen, &node->host, &node->port, cause) != 0)
+			return (-1);
+		if (comma == NULL)
+			return (0);
+		p = comma + 1;
+	}
+}
+
+/*
+ * The nodes of a redis:// URL: host:port, and the seeds after it when
+ * there is a list.
+ */
+static int
+parse_redis_nodes(
+    const char *s, const char *p, size_t len, struct redis_url *u, char **cause)
+{
+	u->port = REDIS_URL_DEFAULT_PORT;
+	if (memchr(p, ',', len) == NULL)
+		return (parse_hostport(s, p, len, &u->host, &u->port, cause));
+	if (parse_nodes(s, p, len, REDIS_URL_DEFAULT_PORT, REDIS_URL_NODES_MAX,
+	        "nodes", &u->seeds, &u->nseeds, cause) != 0)
+		return (-1);
+	u->host = u->seeds[0].host;
+	u->port = u->seeds[0].port;
+	u->nseeds--;
+	memmove(u->seeds, u->seeds + 1, u->nseeds * sizeof *u->seeds);
+	return (0);
+}
+
 /* The part of a redis:// URL after "redis://". */
 static int
 parse_redis(const char *s, const char *rest, struct redis_url *u, char **cause)
@@ -579,8 +633,7 @@ parse_redis(const char *s, const char *rest, struct redis_url *u, char **cause)
 		authlen -= at + 1 - auth;
 		auth = at + 1;
 	}
-	u->port = REDIS_URL_DEFAULT_PORT;
-	if (parse_hostport(s, auth, authlen, &u->host, &u->port, cause) != 0)
+	if (parse_redis_nodes(s, auth, authlen, u, cause) != 0)
 		return (-1);
 
 	if (parse_db_path(s, &p, &u->db, cause) != 0)
@@ -606,35 +659,6 @@ parse_sentinel_userinfo(
 	if (memchr(p, '@', len) != NULL)
 		return (fail(s, cause, "%s", MSG_RAW_AT));
 	return (decode_part(s, p, len, "password", &u->password, cause));
-}
-
-/* The sentinels, "host[:port][,host[:port]...]": len bytes at p. */
-static int
-parse_sentinel_hosts(
-    const char *s, const char *p, size_t len, struct redis_url *u, char **cause)
-{
-	const char *end = p + len, *comma;
-	struct redis_node *node;
-	size_t n;
-
-	for (;;) {
-		if (u->nsentinels == REDIS_URL_SENTINELS_MAX)
-			return (fail(s, cause, "more than %d sentinels",
-			    REDIS_URL_SENTINELS_MAX));
-		comma = memchr(p, ',', end - p);
-		n = comma == NULL ? (size_t)(end - p) : (size_t)(comma - p);
-		u->sentinels = xreallocarray(
-		    u->sentinels, u->nsentinels + 1, sizeof *u->sentinels);
-		node = &u->sentinels[u->nsentinels++];
-		node->host = NULL;
-		node->port = REDIS_URL_SENTINEL_PORT;
-		if (parse_hostport(s, p, n, &node->host, &node->port, cause) !=
-		    0)
-			return (-1);
-		if (comma == NULL)
-			return (0);
-		p = comma + 1;
-	}
 }
 
 /* The master's name: the len bytes after the '#'. */
@@ -685,7 +709,9 @@ parse_sentinel(
 		authlen -= at + 1 - auth;
 		auth = at + 1;
 	}
-	if (parse_sentinel_hosts(s, auth, authlen, u, cause) != 0)
+	if (parse_nodes(s, auth, authlen, REDIS_URL_SENTINEL_PORT,
+	        REDIS_URL_SENTINELS_MAX, "sentinels", &u->sentinels,
+	        &u->nsentinels, cause) != 0)
 		return (-1);
 	if (parse_db_path(s, &p, &u->db, cause) != 0)
 		return (-1);
@@ -816,8 +842,12 @@ redis_url_names_host(const struct redis_url *url)
 
 	if (url->is_unix)
 		return (0);
-	if (!url->is_sentinel)
-		return (host_is_name(url->host));
+	if (!url->is_sentinel && host_is_name(url->host))
+		return (1);
+	for (i = 0; i < url->nseeds; i++) {
+		if (host_is_name(url->seeds[i].host))
+			return (1);
+	}
 	for (i = 0; i < url->nsentinels; i++) {
 		if (host_is_name(url->sentinels[i].host))
 			return (1);
@@ -835,6 +865,9 @@ redis_url_free(struct redis_url *url)
 	for (i = 0; i < url->nsentinels; i++)
 		free(url->sentinels[i].host);
 	free(url->sentinels);
+	for (i = 0; i < url->nseeds; i++)
+		free(url->seeds[i].host);
+	free(url->seeds);
 	free(url->master);
 	free(url->host);
 	free(url->path);
@@ -881,22 +914,34 @@ hostport_display(const char *host, int port)
 	return (s);
 }
 
-/* The display form of a redis-sentinel:// URL, after creds. */
+/*
+ * hosts (freed) followed by ",host:port" for each of the n nodes. Caller
+ * frees.
+ */
 static char *
-sentinel_display(const struct redis_url *url, const char *creds)
+nodes_display(char *hosts, const struct redis_node *nodes, size_t n)
 {
-	char *hosts, *one, *next, *master, *s;
+	char *one, *next;
 	size_t i;
 
-	hosts = xstrdup("");
-	for (i = 0; i < url->nsentinels; i++) {
-		one = hostport_display(
-		    url->sentinels[i].host, url->sentinels[i].port);
-		xasprintf(&next, "%s%s%s", hosts, i == 0 ? "" : ",", one);
+	for (i = 0; i < n; i++) {
+		one = hostport_display(nodes[i].host, nodes[i].port);
+		xasprintf(
+		    &next, "%s%s%s", hosts, hosts[0] == '\0' ? "" : ",", one);
 		free(one);
 		free(hosts);
 		hosts = next;
 	}
+	return (hosts);
+}
+
+/* The display form of a redis-sentinel:// URL, after creds. */
+static char *
+sentinel_display(const struct redis_url *url, const char *creds)
+{
+	char *hosts, *master, *s;
+
+	hosts = nodes_display(xstrdup(""), url->sentinels, url->nsentinels);
 	master = pct_encode(url->master, KEEP_USER);
 	xasprintf(
 	    &s, "redis-sentinel://%s%s/%d#%s", creds, hosts, url->db, master);
@@ -908,7 +953,7 @@ sentinel_display(const struct redis_url *url, const char *creds)
 char *
 redis_url_display(const struct redis_url *url)
 {
-	char *user, *path, *creds, *s;
+	char *user, *path, *creds, *hosts, *s;
 
 	user = pct_encode(url->user == NULL ? "" : url->user, KEEP_USER);
 	if (url->user == NULL && url->password == NULL)
@@ -931,12 +976,12 @@ redis_url_display(const struct redis_url *url)
 		else
 			xasprintf(&s, "unix://%s%s", creds, path);
 		free(path);
-	} else if (strchr(url->host, ':') != NULL)
-		xasprintf(&s, "redis://%s[%s]:%d/%d", creds, url->host,
-		    url->port, url->db);
-	else
-		xasprintf(&s, "redis://%s%s:%d/%d", creds, url->host, url->port,
-		    url->db);
+	} else {
+		hosts = nodes_display(hostport_display(url->host, url->port),
+		    url->seeds, url->nseeds);
+		xasprintf(&s, "redis://%s%s/%d", creds, hosts, url->db);
+		free(hosts);
+	}
 	free(creds);
 	return (s);
 }
@@ -953,11 +998,27 @@ redis_url_tcp(const char *host, int port, int db)
 	return (u);
 }
 
+/* A copy of the n nodes, or NULL for none. */
+static struct redis_node *
+nodes_copy(const struct redis_node *nodes, size_t n)
+{
+	struct redis_node *copy;
+	size_t i;
+
+	if (n == 0)
+		return (NULL);
+	copy = xreallocarray(NULL, n, sizeof *copy);
+	for (i = 0; i < n; i++) {
+		copy[i].host = xstrdup(nodes[i].host);
+		copy[i].port = nodes[i].port;
+	}
+	return (copy);
+}
+
 struct redis_url *
 redis_url_copy(const struct redis_url *url)
 {
 	struct redis_url *u;
-	size_t i;
 
 	u = xcalloc(1, sizeof *u);
 	*u = *url;
@@ -966,14 +1027,22 @@ redis_url_copy(const struct redis_url *url)
 	u->user = url->user == NULL ? NULL : xstrdup(url->user);
 	u->password = url->password == NULL ? NULL : xstrdup(url->password);
 	u->master = url->master == NULL ? NULL : xstrdup(url->master);
-	u->sentinels = NULL;
-	if (url->nsentinels > 0) {
-		u->sentinels =
-		    xreallocarray(NULL, url->nsentinels, sizeof *u->sentinels);
-		for (i = 0; i < url->nsentinels; i++) {
-			u->sentinels[i].host = xstrdup(url->sentinels[i].host);
-			u->sentinels[i].port = url->sentinels[i].port;
-		}
-	}
+	u->sentinels = nodes_copy(url->sentinels, url->nsentinels);
+	u->seeds = nodes_copy(url->seeds, url->nseeds);
+	return (u);
+}
+
+struct redis_url *
+redis_url_node(const struct redis_url *url, size_t i)
+{
+	struct redis_url *u;
+
+	if (i == 0)
+		u = redis_url_tcp(url->host, url->port, url->db);
+	else
+		u = redis_url_tcp(
+		    url->seeds[i - 1].host, url->seeds[i - 1].port, url->db);
+	u->user = url->user == NULL ? NULL : xstrdup(url->user);
+	u->password = url->password == NULL ? NULL : xstrdup(url->password);
 	return (u);
 }

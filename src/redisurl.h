@@ -20,6 +20,13 @@
  * LAPSE_REDIS_PASSWORD); an empty password ("user:@") is refused. A unix
  * path is percent-decoded too. TLS (rediss://) is not supported.
  *
+ *	redis://[[user]:password@]host[:port],host[:port][,...][/db]
+ *
+ * lists nodes of one Redis Cluster (2 to 16), each with its own port
+ * (6379 by default) and the same credentials and database: seeds, the
+ * first that answers is asked (only the lapse command takes such a
+ * list).
+ *
  *	redis-sentinel://[password@]host[:port][,host[:port]...][/db]#MASTER
  *
  * names Redis Sentinels (1 to 16, port 26379 by default, asked in turn)
@@ -37,6 +44,7 @@
 #define REDIS_URL_DEFAULT_PORT 6379
 #define REDIS_URL_SENTINEL_PORT 26379
 #define REDIS_URL_SENTINELS_MAX 16
+#define REDIS_URL_NODES_MAX 16
 
 /* A host (without brackets) and a port. */
 struct redis_node {
@@ -49,6 +57,8 @@ struct redis_url {
 	int is_sentinel; /* 1: sentinels and master are set, host is NULL */
 	char *host; /* without brackets */
 	int port;
+	struct redis_node *seeds; /* the nodes listed after host:port */
+	size_t nseeds;
 	char *path; /* unix socket path, absolute */
 	char *user; /* NULL when absent */
 	char *password; /* NULL when absent */
@@ -68,9 +78,9 @@ struct redis_url {
 int redis_url_parse(const char *s, struct redis_url **out, char **cause);
 
 /*
- * True when url names its server (or one of its sentinels) by a host
- * name, which has to be resolved before a connect; false for a unix socket
- * and for literal IPv4 or IPv6 addresses.
+ * True when url names its server (or one of its seeds or sentinels) by a
+ * host name, which has to be resolved before a connect; false for a unix
+ * socket and for literal IPv4 or IPv6 addresses.
  */
 int redis_url_names_host(const struct redis_url *url);
 
@@ -79,6 +89,13 @@ int redis_url_names_host(const struct redis_url *url);
  * brackets), database db, without credentials. Caller frees.
  */
 struct redis_url *redis_url_tcp(const char *host, int port, int db);
+
+/*
+ * A new URL of node i of url, a redis:// URL: 0 is its host:port, 1 to
+ * url->nseeds its seeds; with url's credentials and database, without
+ * seeds. Caller frees.
+ */
+struct redis_url *redis_url_node(const struct redis_url *url, size_t i);
 
 /* A deep copy of url. Caller frees with redis_url_free(). */
 struct redis_url *redis_url_copy(const struct redis_url *url);

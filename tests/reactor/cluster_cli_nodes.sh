@@ -5,11 +5,17 @@
 # sends WAIT to the node that took the call after MOVED: it succeeds with
 # the replica up, and exits 4 with the count when the replica is
 # SIGSTOPped; a primary that cannot be reached fails lapse stats with
-# exit 3, naming it, and nothing on standard output.
+# exit 3, naming it, and nothing on standard output. A URL listing
+# several nodes (redis://h1:p1,h2:p2) is a list of seeds: a node refused
+# or hung is passed over for the next; none answering, each one's reason;
+# a node that is not a Cluster node is refused and nothing is written.
 . "$TESTS_LIB"
 . "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
 . "$(dirname "$TESTS_LIB")/cluster_lib.sh"
-t_start 120
+t_start 150
+# The slots of a node that is down stay down alone: a and b are still
+# served while c's primary is.
+CLUSTER_NODE_ARGS="--cluster-require-full-coverage no"
 cluster_setup
 cluster_fixtures
 t_ok "a cluster of 3 primaries and 3 replicas"
@@ -100,7 +106,8 @@ t_is "the replica back: --wait 1 exits 0 again ($out)" "$?" 0
 # c's replica stopped first, so that no failover replaces its primary:
 # CLUSTER SLOTS keeps naming the dead primary.
 C_PORT=$(port_of_ns c)
-kill -STOP "$(cat "$T_DIR/$(port_name "$(replica_of "$C_PORT")").pid")"
+C_STOPPED=$(replica_of "$C_PORT")
+kill -STOP "$(cat "$T_DIR/$(port_name "$C_STOPPED").pid")"
 node_kill "$(port_name "$C_PORT")"
 C_LIVE=$(for p in $C_LIVE; do [ "$p" = "$C_PORT" ] || echo "$p"; done)
 cl stats >"$T_DIR/stats.out" 2>"$T_DIR/stats.err"
@@ -109,4 +116,35 @@ t_is "naming the primary" "$(cat "$T_DIR/stats.err")" \
     "lapse: the Cluster's primary 127.0.0.1:$C_PORT cannot be asked: cannot connect to redis://127.0.0.1:$C_PORT/0: Connection refused"
 t_is "and prints nothing" "$(cat "$T_DIR/stats.out")" ""
 t_is "lapse stats a still answers" "$(cl stats a --json | jq -r .pending)" 3
+
+# --- a list of seeds ---------------------------------------------------------
+
+# The dead primary, then the seed: refused, so the next is asked.
+LIST="redis://127.0.0.1:$C_PORT,127.0.0.1:$SEED"
+out=$("$LAPSE" -r "$LIST" schedule a s1 --in 1h 2>&1)
+t_is "lapse -r $LIST (the first node down) exits 0 ($out)" "$?" 0
+t_is "and a's primary has s1" \
+    "$(ncli "$A_PORT" ZSCORE "$(k_due a)" s1 | grep -c .)" 1
+# c's replica, SIGSTOPped: connected to, but silent for the command
+# deadline (5 s); the next node is asked.
+HUNG="redis://127.0.0.1:$C_STOPPED,127.0.0.1:$SEED"
+out=$("$LAPSE" -r "$HUNG" stats a --json 2>&1)
+t_is "lapse -r $HUNG (the first node hung) answers ($out)" \
+    "$?|$(printf '%s' "$out" | jq -r .pending 2>/dev/null)" "0|4"
+# Every node down: each one's reason.
+free_port
+NONE="redis://127.0.0.1:$C_PORT,127.0.0.1:$FREE_PORT/0"
+err=$("$LAPSE" -r "$NONE" get a s1 2>&1)
+t_is "no node answering: exit 3, each node's reason" "$?|$err" \
+    "3|lapse: no node of $NONE can be used: cannot connect to redis://127.0.0.1:$C_PORT/0: Connection refused; cannot connect to redis://127.0.0.1:$FREE_PORT/0: Connection refused"
+# A node that is not a Cluster node: refused, the next one not tried.
+start_free node_start plain
+PLAIN=$PORT
+NOTC="redis://127.0.0.1:$PLAIN,127.0.0.1:$SEED/0"
+err=$("$LAPSE" -r "$NOTC" schedule a s2 --in 1h 2>&1)
+t_is "a list whose first node is not a Cluster node: exit 3" "$?|$err" \
+    "3|lapse: no node of $NOTC can be used: redis://127.0.0.1:$PLAIN/0 is not a Redis Cluster node (a list of nodes is for a Cluster)"
+t_is "and nothing was written on either" \
+    "$(ncli "$PLAIN" DBSIZE)|$(ncli "$A_PORT" ZSCORE "$(k_due a)" s2 | grep -c .)" \
+    "0|0"
 t_done

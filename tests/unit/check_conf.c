@@ -238,6 +238,9 @@ static const struct bad {
 	{ "[redis]\nurl = redis://h:0\n", 0,
 	    "t.conf:2: url: bad Redis URL \"redis://h:0\": port must be "
 	    "1-65535" },
+	{ "[redis]\nurl = redis://h1:7000,h2:7001\n", 0,
+	    "t.conf:2: url: a list of nodes is for the lapse command; lapsed "
+	    "takes the URL of one node" },
 	/* The password in a bad URL never reaches the message. */
 	{ "[redis]\nurl = redis://:secret@h:99999\n", 0,
 	    "t.conf:2: url: bad Redis URL \"redis://:***@h:99999\": port must "

@@ -511,6 +511,8 @@ static const struct {
 	{ "unix:///run/redis/localhost", 0 },
 	{ "redis-sentinel://10.0.0.1,[::1]#m", 0 },
 	{ "redis-sentinel://10.0.0.1,sentinel-2#m", 1 },
+	{ "redis://10.0.0.1:7000,[::1]:7001", 0 },
+	{ "redis://10.0.0.1:7000,node-2:7001", 1 },
 };
 
 START_TEST(test_names_host)
@@ -557,19 +559,26 @@ static const struct {
 	    "redis-sentinel://h:26379/0#a%2Fb%3Fc" },
 };
 
+/* s (freed) followed by ",host:port" for each of the n nodes. */
 static char *
-sentinels_str(const struct redis_url *u)
+nodes_str(char *s, const struct redis_node *nodes, size_t n)
 {
-	char *s = xstrdup(""), *next;
+	char *next;
 	size_t i;
 
-	for (i = 0; i < u->nsentinels; i++) {
-		xasprintf(&next, "%s%s%s:%d", s, i == 0 ? "" : ",",
-		    u->sentinels[i].host, u->sentinels[i].port);
+	for (i = 0; i < n; i++) {
+		xasprintf(&next, "%s%s%s:%d", s, s[0] == '\0' ? "" : ",",
+		    nodes[i].host, nodes[i].port);
 		free(s);
 		s = next;
 	}
 	return (s);
+}
+
+static char *
+sentinels_str(const struct redis_url *u)
+{
+	return (nodes_str(xstrdup(""), u->sentinels, u->nsentinels));
 }
 
 START_TEST(test_good_sentinel)
@@ -637,6 +646,111 @@ START_TEST(test_sentinels_max)
 }
 END_TEST
 
+/*
+ * redis:// URLs listing the seeds of a Cluster: the nodes as
+ * "host:port,..." (the first is host and port), and the rest; each node
+ * alone (redis_url_node()) has the credentials and database.
+ */
+static const struct {
+	const char *in;
+	const char *nodes;
+	const char *user;
+	const char *password;
+	int db;
+	const char *display;
+	const char *node1;
+} good_seeds[] = {
+	{ "redis://h1,h2", "h1:6379,h2:6379", NULL, NULL, 0,
+	    "redis://h1:6379,h2:6379/0", "redis://h2:6379/0" },
+	{ "REDIS://10.0.0.1:7000,[::1]:7001,node-3/0",
+	    "10.0.0.1:7000,::1:7001,node-3:6379", NULL, NULL, 0,
+	    "redis://10.0.0.1:7000,[::1]:7001,node-3:6379/0",
+	    "redis://[::1]:7001/0" },
+	{ "redis://app:" PASSWORD "@h1:7000,h2:7001/2", "h1:7000,h2:7001",
+	    "app", PASSWORD, 2, "redis://app:***@h1:7000,h2:7001/2",
+	    "redis://app:***@h2:7001/2" },
+	{ "redis://us,er:p%40ss@h1,h2/", "h1:6379,h2:6379", "us,er", "p@ss", 0,
+	    "redis://us,er:***@h1:6379,h2:6379/0",
+	    "redis://us,er:***@h2:6379/0" },
+};
+
+START_TEST(test_good_seeds)
+{
+	struct redis_url *u = SENTINEL, *again, *copy, *node;
+	char *cause = SENTINEL, *display, *list;
+
+	ck_assert_msg(redis_url_parse(good_seeds[_i].in, &u, &cause) == 0,
+	    "\"%s\" refused: %s", good_seeds[_i].in,
+	    cause == SENTINEL ? "" : cause);
+	ck_assert_int_eq(u->is_sentinel, 0);
+	ck_assert_int_eq(u->is_unix, 0);
+	xasprintf(&list, "%s:%d", u->host, u->port);
+	list = nodes_str(list, u->seeds, u->nseeds);
+	ck_assert_str_eq(list, good_seeds[_i].nodes);
+	free(list);
+	ck_assert_pstr_eq(u->user, good_seeds[_i].user);
+	ck_assert_pstr_eq(u->password, good_seeds[_i].password);
+	ck_assert_int_eq(u->db, good_seeds[_i].db);
+	display = redis_url_display(u);
+	ck_assert_str_eq(display, good_seeds[_i].display);
+
+	/* The display parses back to the same URL. */
+	ck_assert_int_eq(redis_url_parse(display, &again, &cause), 0);
+	ck_assert_uint_eq(again->nseeds, u->nseeds);
+	free(display);
+	display = redis_url_display(again);
+	ck_assert_str_eq(display, good_seeds[_i].display);
+	free(display);
+	redis_url_free(again);
+
+	/* The second node alone. */
+	node = redis_url_node(u, 1);
+	ck_assert_uint_eq(node->nseeds, 0);
+	display = redis_url_display(node);
+	ck_assert_str_eq(display, good_seeds[_i].node1);
+	ck_assert_pstr_eq(node->password, good_seeds[_i].password);
+	free(display);
+	redis_url_free(node);
+
+	/* A copy is the same URL. */
+	copy = redis_url_copy(u);
+	redis_url_free(u);
+	display = redis_url_display(copy);
+	ck_assert_str_eq(display, good_seeds[_i].display);
+	free(display);
+	redis_url_free(copy);
+}
+END_TEST
+
+/* At most 16 nodes; an empty one is refused. */
+START_TEST(test_seeds_max)
+{
+	struct redis_url *u;
+	char url[512], *cause = NULL;
+	int i;
+
+	snprintf(url, sizeof url, "redis://h0");
+	for (i = 1; i < REDIS_URL_NODES_MAX; i++)
+		snprintf(
+		    url + strlen(url), sizeof url - strlen(url), ",h%d", i);
+	ck_assert_int_eq(redis_url_parse(url, &u, &cause), 0);
+	ck_assert_uint_eq(u->nseeds, REDIS_URL_NODES_MAX - 1);
+	redis_url_free(u);
+	strcat(url, ",h16");
+	ck_assert_int_eq(redis_url_parse(url, &u, &cause), -1);
+	ck_assert(strstr(cause, "\": more than 16 nodes") != NULL);
+	free(cause);
+	ck_assert_int_eq(redis_url_parse("redis://h1,/0", &u, &cause), -1);
+	ck_assert_str_eq(
+	    cause, "bad Redis URL \"redis://h1,/0\": missing host");
+	free(cause);
+	ck_assert_int_eq(redis_url_parse("redis://h1,h2:0", &u, &cause), -1);
+	ck_assert_str_eq(
+	    cause, "bad Redis URL \"redis://h1,h2:0\": port must be 1-65535");
+	free(cause);
+}
+END_TEST
+
 START_TEST(test_free_null)
 {
 	redis_url_free(NULL);
@@ -659,6 +773,8 @@ redisurl_suite(void)
 	tcase_add_test(tc, test_free_null);
 	tcase_add_loop_test(tc, test_good_sentinel, 0, NITEMS(good_sentinel));
 	tcase_add_test(tc, test_sentinels_max);
+	tcase_add_loop_test(tc, test_good_seeds, 0, NITEMS(good_seeds));
+	tcase_add_test(tc, test_seeds_max);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("bad");
