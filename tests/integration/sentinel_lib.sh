@@ -153,6 +153,18 @@ sentinels_agree() {
 	done
 }
 
+# repoint PORT: every sentinel forgets mymaster and monitors 127.0.0.1:PORT
+# under the same name; no +switch-master is published.
+repoint() {
+	local s
+	for s in $S_PORTS; do
+		ncli "$s" SENTINEL REMOVE mymaster >/dev/null
+		ncli "$s" SENTINEL MONITOR mymaster 127.0.0.1 "$1" 2 >/dev/null
+		ncli "$s" SENTINEL SET mymaster down-after-milliseconds 1000 \
+		    >/dev/null
+	done
+}
+
 # repl_offset PORT: the node's master_repl_offset (a replica's is what it
 # has processed of its master's stream).
 repl_offset() {

@@ -44,17 +44,6 @@ wait_until 20 "the replica to catch up" \
 
 # --- READONLY: the master demoted after lapse found it -----------------------
 
-# repoint PORT: every sentinel forgets mymaster and monitors 127.0.0.1:PORT
-# under the same name; no +switch-master is published.
-repoint() {
-	local s
-	for s in $S_PORTS; do
-		ncli "$s" SENTINEL REMOVE mymaster >/dev/null
-		ncli "$s" SENTINEL MONITOR mymaster 127.0.0.1 "$1" 2 >/dev/null
-		ncli "$s" SENTINEL SET mymaster down-after-milliseconds 1000 \
-		    >/dev/null
-	done
-}
 readonly_count() {
 	ncli "$1" INFO errorstats | tr -d '\r' |
 	    sed -n 's/^errorstat_READONLY:count=\([0-9]*\).*/\1/p'

@@ -82,18 +82,6 @@ echo "# $asked refusals logged at warn in 2 s (later ones at debug)"
 stop_pid "$bad_pid" 200
 t_is "it stops cleanly while still looking for the master" "$?" 0
 
-# repoint PORT: every sentinel forgets mymaster and monitors 127.0.0.1:PORT
-# under the same name; no +switch-master is published.
-repoint() {
-	local s
-	for s in $S_PORTS; do
-		ncli "$s" SENTINEL REMOVE mymaster >/dev/null
-		ncli "$s" SENTINEL MONITOR mymaster 127.0.0.1 "$1" 2 >/dev/null
-		ncli "$s" SENTINEL SET mymaster down-after-milliseconds 1000 \
-		    >/dev/null
-	done
-}
-
 # fires_on PORT ID: an event scheduled through the sentinels lands on PORT
 # and r1 fires it there, once.
 fires_on() {

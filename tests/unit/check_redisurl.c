@@ -581,10 +581,40 @@ sentinels_str(const struct redis_url *u)
 	return (nodes_str(xstrdup(""), u->sentinels, u->nsentinels));
 }
 
+/*
+ * u displays as want, the display parses back to a URL that displays the
+ * same, and a copy displays the same, with the password, once u (freed
+ * here) is gone.
+ */
+static void
+check_display_copy(struct redis_url *u, const char *want, const char *password)
+{
+	struct redis_url *again, *copy;
+	char *cause = NULL, *display;
+
+	display = redis_url_display(u);
+	ck_assert_str_eq(display, want);
+	ck_assert_msg(redis_url_parse(display, &again, &cause) == 0,
+	    "display \"%s\" refused: %s", display, cause);
+	free(display);
+	display = redis_url_display(again);
+	ck_assert_str_eq(display, want);
+	free(display);
+	redis_url_free(again);
+
+	copy = redis_url_copy(u);
+	redis_url_free(u);
+	display = redis_url_display(copy);
+	ck_assert_str_eq(display, want);
+	ck_assert_pstr_eq(copy->password, password);
+	free(display);
+	redis_url_free(copy);
+}
+
 START_TEST(test_good_sentinel)
 {
-	struct redis_url *u = SENTINEL, *again, *copy;
-	char *cause = SENTINEL, *display, *list;
+	struct redis_url *u = SENTINEL;
+	char *cause = SENTINEL, *list;
 
 	ck_assert_msg(redis_url_parse(good_sentinel[_i].in, &u, &cause) == 0,
 	    "\"%s\" refused: %s", good_sentinel[_i].in,
@@ -599,47 +629,34 @@ START_TEST(test_good_sentinel)
 	ck_assert_pstr_eq(u->password, good_sentinel[_i].password);
 	ck_assert_int_eq(u->db, good_sentinel[_i].db);
 	ck_assert_str_eq(u->master, good_sentinel[_i].master);
-	display = redis_url_display(u);
-	ck_assert_str_eq(display, good_sentinel[_i].display);
-
-	/* The display parses back to the same URL. */
-	ck_assert_int_eq(redis_url_parse(display, &again, &cause), 0);
-	ck_assert_str_eq(again->master, u->master);
-	ck_assert_uint_eq(again->nsentinels, u->nsentinels);
-	free(display);
-	display = redis_url_display(again);
-	ck_assert_str_eq(display, good_sentinel[_i].display);
-	free(display);
-	redis_url_free(again);
-
-	/* A copy is the same URL. */
-	copy = redis_url_copy(u);
-	redis_url_free(u);
-	display = redis_url_display(copy);
-	ck_assert_str_eq(display, good_sentinel[_i].display);
-	ck_assert_pstr_eq(copy->password, good_sentinel[_i].password);
-	free(display);
-	redis_url_free(copy);
+	check_display_copy(
+	    u, good_sentinel[_i].display, good_sentinel[_i].password);
 }
 END_TEST
+
+/* In url: head, then the n hosts h0,h1,... and tail. */
+static void
+list_url(char *url, size_t size, const char *head, int n, const char *tail)
+{
+	int i;
+
+	snprintf(url, size, "%sh0", head);
+	for (i = 1; i < n; i++)
+		snprintf(url + strlen(url), size - strlen(url), ",h%d", i);
+	snprintf(url + strlen(url), size - strlen(url), "%s", tail);
+}
 
 /* At most 16 sentinels. */
 START_TEST(test_sentinels_max)
 {
 	struct redis_url *u;
 	char url[512], *cause = NULL;
-	int i;
 
-	snprintf(url, sizeof url, "redis-sentinel://h0");
-	for (i = 1; i < REDIS_URL_SENTINELS_MAX; i++)
-		snprintf(
-		    url + strlen(url), sizeof url - strlen(url), ",h%d", i);
-	strcat(url, "#m");
+	list_url(url, sizeof url, "redis-sentinel://", 16, "#m");
 	ck_assert_int_eq(redis_url_parse(url, &u, &cause), 0);
 	ck_assert_uint_eq(u->nsentinels, REDIS_URL_SENTINELS_MAX);
 	redis_url_free(u);
-	url[strlen(url) - 2] = '\0';
-	strcat(url, ",h16#m");
+	list_url(url, sizeof url, "redis-sentinel://", 17, "#m");
 	ck_assert_int_eq(redis_url_parse(url, &u, &cause), -1);
 	ck_assert(strstr(cause, ": more than 16 sentinels") != NULL);
 	free(cause);
@@ -676,7 +693,7 @@ static const struct {
 
 START_TEST(test_good_seeds)
 {
-	struct redis_url *u = SENTINEL, *again, *copy, *node;
+	struct redis_url *u = SENTINEL, *node;
 	char *cause = SENTINEL, *display, *list;
 
 	ck_assert_msg(redis_url_parse(good_seeds[_i].in, &u, &cause) == 0,
@@ -691,17 +708,6 @@ START_TEST(test_good_seeds)
 	ck_assert_pstr_eq(u->user, good_seeds[_i].user);
 	ck_assert_pstr_eq(u->password, good_seeds[_i].password);
 	ck_assert_int_eq(u->db, good_seeds[_i].db);
-	display = redis_url_display(u);
-	ck_assert_str_eq(display, good_seeds[_i].display);
-
-	/* The display parses back to the same URL. */
-	ck_assert_int_eq(redis_url_parse(display, &again, &cause), 0);
-	ck_assert_uint_eq(again->nseeds, u->nseeds);
-	free(display);
-	display = redis_url_display(again);
-	ck_assert_str_eq(display, good_seeds[_i].display);
-	free(display);
-	redis_url_free(again);
 
 	/* The second node alone. */
 	node = redis_url_node(u, 1);
@@ -711,14 +717,7 @@ START_TEST(test_good_seeds)
 	ck_assert_pstr_eq(node->password, good_seeds[_i].password);
 	free(display);
 	redis_url_free(node);
-
-	/* A copy is the same URL. */
-	copy = redis_url_copy(u);
-	redis_url_free(u);
-	display = redis_url_display(copy);
-	ck_assert_str_eq(display, good_seeds[_i].display);
-	free(display);
-	redis_url_free(copy);
+	check_display_copy(u, good_seeds[_i].display, good_seeds[_i].password);
 }
 END_TEST
 
@@ -727,16 +726,12 @@ START_TEST(test_seeds_max)
 {
 	struct redis_url *u;
 	char url[512], *cause = NULL;
-	int i;
 
-	snprintf(url, sizeof url, "redis://h0");
-	for (i = 1; i < REDIS_URL_NODES_MAX; i++)
-		snprintf(
-		    url + strlen(url), sizeof url - strlen(url), ",h%d", i);
+	list_url(url, sizeof url, "redis://", 16, "");
 	ck_assert_int_eq(redis_url_parse(url, &u, &cause), 0);
 	ck_assert_uint_eq(u->nseeds, REDIS_URL_NODES_MAX - 1);
 	redis_url_free(u);
-	strcat(url, ",h16");
+	list_url(url, sizeof url, "redis://", 17, "");
 	ck_assert_int_eq(redis_url_parse(url, &u, &cause), -1);
 	ck_assert(strstr(cause, "\": more than 16 nodes") != NULL);
 	free(cause);
