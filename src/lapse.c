@@ -344,8 +344,10 @@ static const struct command commands[] = {
 	            "acked, retried, dead_total (events moved to dead), "
 	            "lease_expired,\n"
 	            "released.\n"
-	            "Without NS, every namespace that has keys in Redis, "
-	            "by name, one line\n"
+	            "Without NS, every namespace that has keys in Redis (in "
+	            "a Cluster, on any\n"
+	            "primary: one that cannot be asked is an error), by "
+	            "name, one line\n"
 	            "each: NAMESPACE, PENDING, OVERDUE, NEXT_DUE, FIRED "
 	            "(by any path),\n"
 	            "INFLIGHT, ACKED, DEAD.\n"
@@ -456,6 +458,9 @@ usage_all(FILE *f)
 	    "\n"
 	    "  -r URL   the Redis server: redis://[[user]:password@]host"
 	    "[:port][/db]\n"
+	    "           or redis://host:port,host:port[,...][/db], nodes of a "
+	    "Redis Cluster\n"
+	    "           (the first that answers is used)\n"
 	    "           or unix:///path/redis.sock[?db=N]\n"
 	    "           or redis-sentinel://[password@]host[:port][,...]"
 	    "[/db]#MASTER;\n"
@@ -467,8 +472,8 @@ usage_all(FILE *f)
 	    "sentinels'\nfrom $LAPSE_SENTINEL_PASSWORD or the "
 	    "redis-sentinel:// URL.\n"
 	    "Exit: 0 done, 1 not found, 2 usage or bad input, 3 Redis "
-	    "unreachable or refused,\n"
-	    "4 done on the primary but fewer replicas than --wait "
+	    "unreachable or\n"
+	    "refused, 4 done on the primary but fewer replicas than --wait "
 	    "acknowledged it.\n");
 }
 
