@@ -48,9 +48,10 @@ readonly_count() {
 	ncli "$1" INFO errorstats | tr -d '\r' |
 	    sed -n 's/^errorstat_READONLY:count=\([0-9]*\).*/\1/p'
 }
+# blocked: the clients of P without a name (the sentinels name theirs,
+# and their PUBLISH waits behind the pause too) held by the pause.
 blocked() {
-	ncli "$P_PORT" INFO clients | tr -d '\r' |
-	    sed -n 's/^blocked_clients:\([0-9]*\)$/\1/p'
+	ncli "$P_PORT" CLIENT LIST | grep -c ' name= .* flags=[A-Za-z]*b'
 }
 
 # lapse finds P (ROLE: master), then its FCALL waits behind the pause.
