@@ -5,7 +5,8 @@
 # the timeout when it is SIGSTOPped; and a master demoted between the
 # moment lapse found it (ROLE said master) and its call, held there by
 # CLIENT PAUSE WRITE: the call is answered READONLY for real, lapse asks
-# the sentinels again and makes it on the master they name now.
+# the sentinels again and makes it on the master they name now; while
+# they name the demoted node, it gives up after 5 s with exit 3.
 . "$TESTS_LIB"
 . "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
 t_start 120
@@ -51,7 +52,8 @@ readonly_count() {
 # blocked: the clients of P without a name (the sentinels name theirs,
 # and their PUBLISH waits behind the pause too) held by the pause.
 blocked() {
-	ncli "$P_PORT" CLIENT LIST | grep -c ' name= .* flags=[A-Za-z]*b'
+	ncli "${blocked_port:-$P_PORT}" CLIENT LIST |
+	    grep -c ' name= .* flags=[A-Za-z]*b'
 }
 
 # lapse finds P (ROLE: master), then its FCALL waits behind the pause.
@@ -80,4 +82,35 @@ t_is "the event is on R, the master the sentinels name now" \
     "$(ncli "$R_PORT" HGET "$(k_jobs t)" ro1 | grep -c moved)" 1
 t_match "lapse printed its due time, and nothing else" "$(cat "$T_DIR/ro1.out")" \
     '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$'
+
+# Again on R, but the sentinels go on naming R, a replica now (they take
+# a master that says it is a replica for down only after 20 s): lapse
+# asks them again and again, and gives up 5 s after the READONLY.
+blocked_port=$R_PORT
+ncli "$R_PORT" CLIENT PAUSE 20000 WRITE >/dev/null
+"$LAPSE" -r "$SENTINEL_URL" schedule t ro2 --in 1h >"$T_DIR/ro2.out" \
+    2>"$T_DIR/ro2.err" &
+ro2=$!
+t_track $ro2
+wait_until 10 "lapse to wait behind the pause" \
+    "[ \"\$(blocked)\" = 1 ] || ! kill -0 $ro2"
+ncli "$P_PORT" REPLICAOF NO ONE >/dev/null
+ncli "$R_PORT" REPLICAOF 127.0.0.1 "$P_PORT" >/dev/null
+ncli "$R_PORT" CLIENT UNPAUSE >/dev/null
+start=$(date +%s%N)
+wait "$ro2"
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+t_untrack $ro2
+t_is "the sentinels naming the demoted node: lapse exits 3" "$rc" 3
+t_is "quoting the READONLY and the sentinels' answer" "$(cat "$T_DIR/ro2.err")" \
+    "lapse: the master answered \"READONLY You can't write against a read only replica.\", and cannot find the master \"mymaster\" through $SENTINEL_URL: redis://127.0.0.1:$R_PORT/0: not the master (ROLE says \"slave\")"
+if [ "$ms" -ge 5000 ] && [ "$ms" -lt 9000 ]; then
+	t_ok "after 5 s of asking (${ms} ms)"
+else
+	t_fail "after 5 s of asking (${ms} ms)"
+fi
+t_is "ro2 is nowhere" \
+    "$(ncli "$P_PORT" HEXISTS "$(k_jobs t)" ro2)$(ncli "$R_PORT" HEXISTS "$(k_jobs t)" ro2)" \
+    00
 t_done
