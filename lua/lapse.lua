@@ -148,7 +148,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 12
+local VERSION = 13
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -1080,11 +1080,19 @@ end
 -- Delete the trigger keys of the events of b. They are not all in KEYS:
 -- the DEL is the claim's first write, so that its refusal by ACL changes
 -- nothing; it is then reported as check_acl does.
-local function delete_triggers(c, b)
-	local ids, triggers, p = b.id, {}, c.p
-	for i = 1, b.n do
-		triggers[i] = p .. 't:' .. ids[i]
+local function trigger_keys(c, b)
+	if not b.triggers then
+		local ids, triggers, p = b.id, {}, c.p
+		for i = 1, b.n do
+			triggers[i] = p .. 't:' .. ids[i]
+		end
+		b.triggers = triggers
 	end
+	return b.triggers
+end
+
+local function delete_triggers(c, b)
+	local triggers = trigger_keys(c, b)
 	local r = redis_pcall('DEL', unpack(triggers))
 	if type(r) == 'table' then
 		check_acl_del(triggers)
@@ -1382,10 +1390,13 @@ local function restore_recurrences(c, b, n)
 	count(c.p, 'missed', missed)
 end
 
-local function claim_batch(c, b)
-	if b.n == 0 then
-		return b
+-- Step 1 of claim_batch: what its writes need, read and checked. A
+-- delivery sweep that acks runs it before its acks' writes.
+local function claim_check(c, b)
+	if b.n == 0 or b.checked then
+		return
 	end
+	b.checked = true
 	if b.adopted or c.watched then
 		check_type(c.gone, 'zset')
 		check_acl('ZADD', c.gone, c.now, b.id[1])
@@ -1393,6 +1404,13 @@ local function claim_batch(c, b)
 		find_app_keys(b)
 	end
 	plan_recurrences(c, b)
+end
+
+local function claim_batch(c, b)
+	if b.n == 0 then
+		return b
+	end
+	claim_check(c, b)
 	delete_triggers(c, b)
 	local n, err = handoff_all(c, b)
 	remove_claimed(c, b, n)
@@ -2036,15 +2054,155 @@ local function bury(c, id, rec, err)
 	redis_call('HDEL', c.jobs, id)
 end
 
+--[[
+Delivery: what a reactor does with the events a sweep leased to it. Each
+call names the attempt it speaks for by (ID, DUE, ATTEMPT), the
+occurrence's due time (d) and the attempt number (a) the sweep answered,
+and acts only while that attempt is still the event's current one: the id
+in flight and its record with d == DUE and a == ATTEMPT. Otherwise (its
+lease expired and was recovered, it was released, rescheduled, cancelled,
+acked or retried already) the call is stale: it changes nothing and
+answers 0, so that a reactor that was slow, or lost a reply, never acts
+for an attempt that is over.
+]]
+
+-- The keys of namespace ns that the delivery functions use.
+local function delivering(ns)
+	check_ns(ns)
+	local p = prefix(ns)
+	return { ns = ns, p = p, due = p .. 'due', jobs = p .. 'jobs',
+	    inflight = p .. 'inflight', dead = p .. 'dead' }
+end
+
+-- Refuse a call without exactly n arguments; shape names them.
+local function check_nargs(args, n, shape)
+	if #args ~= n then
+		fail('expected %d argument%s (%s), got %d', n,
+		    n == 1 and '' or 's', shape, #args)
+	end
+end
+
+-- The fence ID DUE ATTEMPT at args[i], checked: id, due and attempt. ID
+-- is the member in inflight: an event's id or, for an occurrence of a
+-- recurring event, ID<space>DUE (see plan_recurrences). An id with none
+-- of the bytes bad_id() refuses is one, at the cost of one find.
+local function check_fence(args, i)
+	local id, due, attempt = args[i], args[i + 1], args[i + 2]
+	if type(id) ~= 'string' or id == '' or #id > ID_MAX or
+	    find(id, '[%z\1-\32\127]') then
+		local own = type(id) == 'string' and match(id, '^([^ ]+) %d+$')
+		if not own or #id > ID_MAX + 17 or bad_id(own) then
+			check_id(id)
+		end
+	end
+	local d = whole(due, TIME_MAX)
+	if d == nil then
+		fail('bad due "%s": must be 0 to %d milliseconds since the ' ..
+		    'epoch', show(due or ''), TIME_MAX)
+	end
+	local a = whole(attempt, ATTEMPT_MAX)
+	if a == nil or a == 0 then
+		fail('bad attempt "%s": must be 1 to %d', show(attempt or ''),
+		    ATTEMPT_MAX)
+	end
+	return id, d, a
+end
+
+-- The fences of args[from ..]: 1 to TRIPLES_MAX triples, all checked,
+-- as three arrays (a table per fence would cost an allocation each):
+-- ids, dues and attempts. after names the argument before them.
+local function check_fences(args, from, after)
+	local n = #args - from + 1
+	if n < 3 or n % 3 ~= 0 or n > 3 * TRIPLES_MAX then
+		fail('expected 1 to %d triples ID DUE ATTEMPT, got %d ' ..
+		    'arguments after %s', TRIPLES_MAX, n, after)
+	end
+	local ids, dues, attempts, k = {}, {}, {}, 0
+	for i = from, #args, 3 do
+		k = k + 1
+		ids[k], dues[k], attempts[k] = check_fence(args, i)
+	end
+	return ids, dues, attempts
+end
+
+-- The record of the event of fence (id, due, attempt) if that is its
+-- current attempt, nil if the call is stale. Both reads always run, each
+-- checking its key's type (read_typed), so that a key of another type is
+-- refused whatever the event's state, before the first write.
+local function fenced(c, id, due, attempt)
+	local lease = read_typed('zset', 'ZSCORE', c.inflight, id)
+	local raw = read_typed('hash', 'HGET', c.jobs, id)
+	if not lease or not raw then
+		return nil
+	end
+	local rec = record_unpack(raw)
+	if rec.d ~= due or rec.a ~= attempt then
+		return nil
+	end
+	return rec
+end
+
+-- Whether raw, a record, is of the attempt (due, attempt): its d and a
+-- compared as they are, without the rest of record_unpack(), which reads
+-- a d or an a of the wrong type as absent or 0, never equal to a checked
+-- fence's.
+local function fence_holds(raw, due, attempt)
+	local ok, rec = pcall(msgpack_unpack, raw)
+	return ok and type(rec) == 'table' and rec.d == due and
+	    rec.a == attempt
+end
+
+--[[
+The fences of want (with dues and attempts) that hold, each once, in an
+array that also maps each id to true: two reads for all of them (as
+fenced() makes for one), both always run, so that a key of another type
+is refused. lapse_ack and a lapse_sweep that acks read them so before
+their first write, and then write them with acks_write().
+]]
+local function acks_holding(c, want, dues, attempts)
+	local leases = read_typed('zset', 'ZMSCORE', c.inflight, unpack(want))
+	local raws = read_typed('hash', 'HMGET', c.jobs, unpack(want))
+	local ids, n = {}, 0
+	for i = 1, #want do
+		local id, raw = want[i], raws[i]
+		if leases[i] and raw and not ids[id] and
+		    fence_holds(raw, dues[i], attempts[i]) then
+			n = n + 1
+			ids[n] = id
+			ids[id] = true
+		end
+	end
+	return ids
+end
+
+-- The acks of ids (acks_holding's): out of inflight and jobs, counted in
+-- acked. Returns how many.
+local function acks_write(c, ids)
+	local n = #ids
+	if n == 0 then
+		return 0
+	end
+	call_list('ZREM', c.inflight, ids)
+	call_list('HDEL', c.jobs, ids)
+	count(c.p, 'acked', n)
+	return n
+end
+
 -- The leases a delivery sweep recovers: ids in flight whose deadline is
 -- not after now, earliest first, at most RECOVER_MAX, and their raw
--- records (false: none). taken[i]: leased again by this call.
-local function expired_leases(c)
+-- records (false: none), but for the ids the same call acks (acked[id]:
+-- an attempt that succeeded is done, however late its ack). taken[i]:
+-- leased again by this call.
+local function expired_leases(c, acked)
 	local r = redis_call('ZRANGE', c.inflight, '-inf', c.fired,
 	    'BYSCORE', 'LIMIT', '0', RECOVER_MAX_TEXT, 'WITHSCORES')
-	local ids, scores = {}, {}
+	local ids, scores, k = {}, {}, 0
 	for i = 1, #r / 2 do
-		ids[i], scores[i] = r[2 * i - 1], r[2 * i]
+		local id = r[2 * i - 1]
+		if not acked[id] then
+			k = k + 1
+			ids[k], scores[k] = id, r[2 * i]
+		end
 	end
 	local lost = { id = ids, score = scores, raw = {}, rec = {},
 	    taken = {} }
@@ -2139,15 +2297,20 @@ first reads), and, in claim_batch, what the claim writes outside KEYS. The
 claim is the first write, so the recovery of the leases it does not take
 comes after it.
 ]]
+local NONE = {}
 local function lease_sweep(c, keys, args)
 	check_keys(keys, { c.due, c.jobs, c.inflight, c.dead })
-	if #args ~= 8 then
+	if #args < 8 then
 		fail('expected 8 arguments for sink %s, got %d', args[3], #args)
 	end
 	local n = sweep_batch(args[5], 0)
 	local m = sweep_maxbytes(args[6])
 	c.lease = check_lease(args[7])
 	c.maxattempts = check_maxattempts(args[8])
+	local want, dues, attempts
+	if #args > 8 then
+		want, dues, attempts = check_fences(args, 9, 'MAXATTEMPTS')
+	end
 	check_type(c.inflight, 'zset')
 	check_type(c.dead, 'stream')
 	local hms, hmark = horizon(c.p)
@@ -2156,13 +2319,21 @@ local function lease_sweep(c, keys, args)
 	c.deadline = c.now + c.lease
 	local plan = promotion(c, hms, hmark)
 	local b = take_due(c, n, m)
-	local lost = expired_leases(c)
+	local acked = want and acks_holding(c, want, dues, attempts) or NONE
+	local lost = expired_leases(c, acked)
 	lease_again(c, b, lost, n, m)
+	if #acked > 0 and b.n > 0 then
+		-- The acks are the first write: whatever the claim could
+		-- refuse before its own first write is checked before them.
+		claim_check(c, b)
+		check_acl_del(trigger_keys(c, b))
+	end
+	local nacked = acks_write(c, acked)
 	claim_batch(c, b)
 	local expired, dead = recover(c, lost)
 	promote(plan)
 	return { b.n, head(c.due), c.now, b.due, leased_records(b), expired,
-	    dead }
+	    dead, nacked }
 end
 
 --[[
@@ -2187,23 +2358,32 @@ delivers them and then calls lapse_ack, lapse_retry, lapse_extend or
 lapse_release):
 KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:inflight lapse:{NS}:dead
 ARGV: NS VIA SINK DEADMAXLEN BATCH MAXBYTES LEASE MAXATTEMPTS
+      [ID1 DUE1 ATTEMPT1 ...]
   DEADMAXLEN   approximate trim length of the dead stream; 0 never trims
   BATCH        at most this many events (0 .. 4096; 0 leases none and only
                recovers expired leases: the reactor passes its free slots)
   MAXBYTES     as above, required
   LEASE        each event is leased until now + LEASE ms (1 .. 1 day)
   MAXATTEMPTS  attempts before an event goes to dead (1 .. 1000)
-First it recovers the expired leases (inflight score <= now, at most 1000,
-earliest first): an event whose attempts so far reach MAXATTEMPTS goes to
-dead with the error "lease expired"; any other goes back to due at now
+  ID DUE ATTEMPT  0 to 1000 triples: acks, as lapse_ack's, so that a
+               reactor acks and refills its slots in one call
+The acks come first: each current fence's id leaves inflight and jobs,
+counted in acked, a stale one changes nothing (an expired lease not yet
+recovered is current: the attempt succeeded). They are the call's first
+write, after everything else that could refuse it has been checked,
+except a hand-off the sink refuses (see claim_batch): that error is
+answered with the acks applied. Then it recovers the expired leases
+(inflight score <= now, at most 1000, earliest first): an event whose
+attempts so far reach MAXATTEMPTS goes to dead with the error "lease
+expired"; any other goes back to due at now
 with e = "lease expired", and is leased again by this same call if BATCH
 and MAXBYTES leave room (after the events due before it). An id in
 inflight without a record is only removed from inflight. Then each event
 claimed moves from due to inflight (score: now + LEASE), with its attempt
 counted (a) and, at its first lease, the occurrence's due time recorded
 (d, kept across retries and releases: the idempotency key is NS/id/d).
-Reply: { fired, next, now, dues, records, expired, dead }: the first four
-as above (dues: the due scores the events were claimed at; an event
+Reply: { fired, next, now, dues, records, expired, dead, acked }: the
+first four as above (dues: the due scores the events were claimed at; an event
 leased again after its lease expired counts as due at now); records a
 flat array of seven elements per event leased, in firing order: id, due
 (d), attempt (a after this lease), payload, url ('' when none), the
@@ -2211,7 +2391,8 @@ member of inflight that fences the attempt (the id, or ID<space>DUE for
 an occurrence of a recurring event) and missed (-1 for an event that
 does not recur); expired
 the leases this call recovered (to due, leased again, or to dead); dead
-how many of them went to dead. lapse:{NS}:counts gets lease_expired and
+how many of them went to dead; acked how many of the acks held (0
+without any). lapse:{NS}:counts gets lease_expired and
 dead besides the path's count.
 ]]
 local function sweep(keys, args)
@@ -2471,105 +2652,6 @@ local function expired(keys, args)
 end
 
 --[[
-Delivery: what a reactor does with the events a sweep leased to it. Each
-call names the attempt it speaks for by (ID, DUE, ATTEMPT), the
-occurrence's due time (d) and the attempt number (a) the sweep answered,
-and acts only while that attempt is still the event's current one: the id
-in flight and its record with d == DUE and a == ATTEMPT. Otherwise (its
-lease expired and was recovered, it was released, rescheduled, cancelled,
-acked or retried already) the call is stale: it changes nothing and
-answers 0, so that a reactor that was slow, or lost a reply, never acts
-for an attempt that is over.
-]]
-
--- The keys of namespace ns that the delivery functions use.
-local function delivering(ns)
-	check_ns(ns)
-	local p = prefix(ns)
-	return { ns = ns, p = p, due = p .. 'due', jobs = p .. 'jobs',
-	    inflight = p .. 'inflight', dead = p .. 'dead' }
-end
-
--- Refuse a call without exactly n arguments; shape names them.
-local function check_nargs(args, n, shape)
-	if #args ~= n then
-		fail('expected %d argument%s (%s), got %d', n,
-		    n == 1 and '' or 's', shape, #args)
-	end
-end
-
--- The fence ID DUE ATTEMPT at args[i], checked: id, due and attempt. ID
--- is the member in inflight: an event's id or, for an occurrence of a
--- recurring event, ID<space>DUE (see plan_recurrences). An id with none
--- of the bytes bad_id() refuses is one, at the cost of one find.
-local function check_fence(args, i)
-	local id, due, attempt = args[i], args[i + 1], args[i + 2]
-	if type(id) ~= 'string' or id == '' or #id > ID_MAX or
-	    find(id, '[%z\1-\32\127]') then
-		local own = type(id) == 'string' and match(id, '^([^ ]+) %d+$')
-		if not own or #id > ID_MAX + 17 or bad_id(own) then
-			check_id(id)
-		end
-	end
-	local d = whole(due, TIME_MAX)
-	if d == nil then
-		fail('bad due "%s": must be 0 to %d milliseconds since the ' ..
-		    'epoch', show(due or ''), TIME_MAX)
-	end
-	local a = whole(attempt, ATTEMPT_MAX)
-	if a == nil or a == 0 then
-		fail('bad attempt "%s": must be 1 to %d', show(attempt or ''),
-		    ATTEMPT_MAX)
-	end
-	return id, d, a
-end
-
--- The fences of args[from ..]: 1 to TRIPLES_MAX triples, all checked,
--- as three arrays (a table per fence would cost an allocation each):
--- ids, dues and attempts.
-local function check_fences(args, from)
-	local n = #args - from + 1
-	if n < 3 or n % 3 ~= 0 or n > 3 * TRIPLES_MAX then
-		fail('expected 1 to %d triples ID DUE ATTEMPT, got %d ' ..
-		    'arguments after %s', TRIPLES_MAX, n,
-		    from == 2 and 'NS' or 'LEASE')
-	end
-	local ids, dues, attempts, k = {}, {}, {}, 0
-	for i = from, #args, 3 do
-		k = k + 1
-		ids[k], dues[k], attempts[k] = check_fence(args, i)
-	end
-	return ids, dues, attempts
-end
-
--- The record of the event of fence (id, due, attempt) if that is its
--- current attempt, nil if the call is stale. Both reads always run, each
--- checking its key's type (read_typed), so that a key of another type is
--- refused whatever the event's state, before the first write.
-local function fenced(c, id, due, attempt)
-	local lease = read_typed('zset', 'ZSCORE', c.inflight, id)
-	local raw = read_typed('hash', 'HGET', c.jobs, id)
-	if not lease or not raw then
-		return nil
-	end
-	local rec = record_unpack(raw)
-	if rec.d ~= due or rec.a ~= attempt then
-		return nil
-	end
-	return rec
-end
-
--- Whether raw, a record, is of the attempt (due, attempt): its d and a
--- compared as they are, without the rest of record_unpack(), which reads
--- a d or an a of the wrong type as absent or 0, never equal to a checked
--- fence's.
-local function fence_holds(raw, due, attempt)
-	local ok, rec = pcall(msgpack_unpack, raw)
-	return ok and type(rec) == 'table' and rec.d == due and
-	    rec.a == attempt
-end
-
---[[
 lapse_ack: attempts succeeded; their events are done.
 
 KEYS: lapse:{NS}:jobs lapse:{NS}:inflight
@@ -2582,28 +2664,8 @@ read before the first write.
 local function ack(keys, args)
 	local c = delivering(args[1])
 	check_keys(keys, { c.jobs, c.inflight })
-	local want, dues, attempts = check_fences(args, 2)
-	-- Two reads for all the fences (as fenced() makes for one); both
-	-- always run, so that a key of another type is refused.
-	local leases = read_typed('zset', 'ZMSCORE', c.inflight, unpack(want))
-	local raws = read_typed('hash', 'HMGET', c.jobs, unpack(want))
-	local ids, seen, n = {}, {}, 0
-	for i = 1, #want do
-		local id, raw = want[i], raws[i]
-		if leases[i] and raw and not seen[id] and
-		    fence_holds(raw, dues[i], attempts[i]) then
-			n = n + 1
-			ids[n] = id
-			seen[id] = true
-		end
-	end
-	if n == 0 then
-		return 0
-	end
-	call_list('ZREM', c.inflight, ids)
-	call_list('HDEL', c.jobs, ids)
-	count(c.p, 'acked', n)
-	return n
+	local ids = acks_holding(c, check_fences(args, 2, 'NS'))
+	return acks_write(c, ids)
 end
 
 -- lapse_retry's arguments after the fence, checked into c: delay, max
@@ -2689,7 +2751,7 @@ local function extend(keys, args)
 	local c = delivering(args[1])
 	check_keys(keys, { c.jobs, c.inflight })
 	local lease = check_lease(args[2])
-	local ids, dues, attempts = check_fences(args, 3)
+	local ids, dues, attempts = check_fences(args, 3, 'LEASE')
 	local deadline = now_ms() + lease
 	local out = {}
 	for i = 1, #ids do
@@ -2715,7 +2777,7 @@ wake is published when a released event is the earliest.
 local function release(keys, args)
 	local c = delivering(args[1])
 	check_keys(keys, { c.due, c.jobs, c.inflight })
-	local ids, dues, attempts = check_fences(args, 2)
+	local ids, dues, attempts = check_fences(args, 2, 'NS')
 	check_type(c.due, 'zset')
 	local now, out, released, n = now_ms(), {}, {}, 0
 	for i = 1, #ids do

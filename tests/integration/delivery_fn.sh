@@ -577,4 +577,96 @@ bad 'ERR lapse:{W}:inflight holds a string, not a zset' \
     lapse_schedule 3 "$(kd W due)" "$(kd W jobs)" "$(kd W t:n)" W n in 1000 p
 }
 
+# --- a sweep that acks --------------------------------------------------------
+# lapse_sweep with fences after MAXATTEMPTS acks them as lapse_ack would,
+# before it leases: one call per loop turn of a reactor that acks and
+# refills its free slots.
+
+# asweep NS BATCH [ID DUE ATTEMPT ...]: a delivery sweep (lease 60 s, 3
+# attempts) carrying acks, its reply as compact JSON.
+asweep() {
+	local ns=$1 batch=$2
+	shift 2
+	# shellcheck disable=SC2046
+	rcli --json FCALL lapse_sweep 4 $(k4 "$ns") "$ns" sweep http 0 \
+	    "$batch" 8388608 60000 3 "$@" | jq -c .
+}
+fcall_schedule AK k1 at 1000 p1 >/dev/null
+fcall_schedule AK k2 at 2000 p2 >/dev/null
+fcall_schedule AK k3 at 3000 p3 >/dev/null
+fcall_schedule AK k4 at 4000 p4 >/dev/null
+fcall_schedule AK k5 at 5000 p5 >/dev/null
+dsweep AK 2 >/dev/null
+k2rec=$(rcli HGET "$(kd AK jobs)" k2 | od -An -tx1 | tr -d ' \n')
+out=$(asweep AK 2 k1 1000 1 k2 2000 9 k1 1000 1 nope 1000 1)
+t_is "a sweep with acks: the current fence acked once, the stale ones not; then it leases BATCH" \
+    "$(echo "$out" | jq -c '[.[0], .[4][0], .[4][7], .[7]]')" '[2,"k3","k4",1]'
+t_is "the acked event leaves inflight and jobs; the others stay in flight" \
+    "$(rcli ZRANGE "$(kd AK inflight)" 0 -1 | paste -sd' '):$(
+        rcli HEXISTS "$(kd AK jobs)" k1)" "k2 k3 k4:0"
+t_is "the stale fence's record is untouched" \
+    "$(rcli HGET "$(kd AK jobs)" k2 | od -An -tx1 | tr -d ' \n')" "$k2rec"
+t_is "acks counted as lapse_ack counts them" "$(count AK acked)" 1
+
+# An ack whose lease has expired, not yet recovered: the attempt
+# succeeded, so the same sweep acks it rather than recovering it.
+rcli ZADD "$(kd AK inflight)" XX 1 k2 >/dev/null
+out=$(asweep AK 0 k2 2000 1)
+t_is "an expired lease acked by the sweep that would recover it: acked, not recovered" \
+    "$(echo "$out" | jq -c '[.[0], .[5], .[6], .[7]]'):$(
+        rcli ZSCORE "$(kd AK inflight)" k2):$(rcli ZSCORE "$(kd AK due)" k2)" \
+    '[0,0,0,1]::'
+t_is "nor counted as an expired lease" "$(count AK lease_expired)" ""
+
+# The claim takes no more than BATCH, whatever the acks free.
+out=$(asweep AK 1 k3 3000 1 k4 4000 1)
+t_is "acks of 2 with BATCH 1: 2 acked, 1 leased" \
+    "$(echo "$out" | jq -c '[.[0], .[7]]'):$(
+        rcli ZRANGE "$(kd AK inflight)" 0 -1 | paste -sd' ')" '[1,2]:k5'
+t_is "a sweep without acks answers acked 0" \
+    "$(asweep AK 0 | jq -c '.[7]')" 0
+
+# Refusals: the fences are checked with the other arguments, the keys'
+# types before the first write; nothing changes, the current ack included.
+d0=$(digest)
+AKk4="$(k4 AK)"
+# shellcheck disable=SC2086
+{
+bad 'ERR expected 1 to 1000 triples ID DUE ATTEMPT, got 1 arguments after MAXATTEMPTS' \
+    lapse_sweep 4 $AKk4 AK sweep http 0 10 100 1000 3 k5
+bad 'ERR expected 1 to 1000 triples ID DUE ATTEMPT, got 4 arguments after MAXATTEMPTS' \
+    lapse_sweep 4 $AKk4 AK sweep http 0 10 100 1000 3 k5 5000 1 k5
+bad 'ERR expected 1 to 1000 triples ID DUE ATTEMPT, got 3003 arguments after MAXATTEMPTS' \
+    lapse_sweep 4 $AKk4 AK sweep http 0 10 100 1000 3 \
+    $(for i in $(seq 1001); do echo "k5 5000 1"; done)
+bad 'ERR bad id "a b": byte 0x20 at offset 1 is not allowed (ids are bytes 0x21-0x7e and 0x80-0xff)' \
+    lapse_sweep 4 $AKk4 AK sweep http 0 10 100 1000 3 k5 5000 1 'a b' 5000 1
+bad 'ERR bad attempt "0": must be 1 to 1000000000000000' \
+    lapse_sweep 4 $AKk4 AK sweep http 0 10 100 1000 3 k5 5000 1 k5 5000 0
+bad 'ERR bad due "x": must be 0 to 253402300799999 milliseconds since the epoch' \
+    lapse_sweep 4 $AKk4 AK sweep http 0 10 100 1000 3 k5 x 1
+bad 'ERR bad batch "4097": must be 0 to 4096' \
+    lapse_sweep 4 $AKk4 AK sweep http 0 4097 100 1000 3 k5 5000 1
+}
+rcli SET "$(kd AKW jobs)" notahash >/dev/null
+# AKD: d1 in flight (attempt 1 of due 1000), its due key then replaced
+# by a string: the ack of d1 holds, and is refused with the sweep.
+fcall_schedule AKD d1 at 1000 p >/dev/null
+dsweep AKD 1 >/dev/null
+rcli DEL "$(kd AKD due)" >/dev/null
+rcli SET "$(kd AKD due)" notazset >/dev/null
+d0=$(digest)
+# shellcheck disable=SC2086
+{
+bad 'ERR lapse:{AKW}:jobs holds a string, not a hash' \
+    lapse_sweep 4 $(k4 AKW) AKW sweep http 0 10 100 1000 3 k5 5000 1
+bad 'ERR lapse:{AKD}:due holds a string, not a zset' \
+    lapse_sweep 4 $(k4 AKD) AKD sweep http 0 10 100 1000 3 d1 1000 1
+}
+t_is "the refused sweep's ack was not applied: d1 still in flight" \
+    "$(rcli ZRANGE "$(kd AKD inflight)" 0 -1):$(
+        rcli HEXISTS "$(kd AKD jobs)" d1)" "d1:1"
+t_is "after the refusals k5 is still in flight" \
+    "$(rcli ZRANGE "$(kd AK inflight)" 0 -1 | paste -sd' ')" k5
+
 t_done
