@@ -66,6 +66,15 @@
 /* Leases are renewed this often at most. */
 #define DELIVERY_EXTEND_MIN_MS 100
 
+/*
+ * Acks wait this long at most for a sweep to carry them (see ack_add).
+ * While a backlog drains, the namespace sweeps every quarter of its slots
+ * (1 ms or less at 15,000 deliveries/s and more), so that most acks ride
+ * a sweep; otherwise they go alone this much later than they could, far
+ * within any lease.
+ */
+#define DELIVERY_ACK_HOLD_US 2000
+
 struct attempt {
 	TAILQ_ENTRY(attempt) entry;
 	struct delivery *d;
@@ -104,9 +113,9 @@ struct delivery {
 	uint64_t seq;
 	struct event *extend_timer;
 	struct event *stop_timer;
-	struct rcmd acks; /* the lapse_ack of this loop turn, being built */
-	unsigned int nacks; /* its fences */
-	struct event *ack_flush; /* sends it once the turn's callbacks ran */
+	struct rcmd acks; /* the fences of the attempts that succeeded */
+	unsigned int nacks; /* not yet sent: acks.argc / 3 */
+	struct event *ack_flush; /* sends them alone once held long enough */
 	int stopping;
 	int taking; /* in delivery_take(): a slot freed is told after it */
 	int slot_freed;
@@ -215,6 +224,18 @@ find_seq(struct delivery *d, uint64_t seq)
 	return (NULL);
 }
 
+/* Count what Redis said of n acks: acked of them acked, the rest stale. */
+static void
+acks_counted(struct delivery *d, size_t n, long long acked, const char *what)
+{
+	if (acked < 0 || (unsigned long long)acked >= n)
+		return;
+	d->st.stale += n - (size_t)acked;
+	log_info("namespace %s: %zu of the acks of %s were stale: their "
+	         "leases were lost, and other attempts have them",
+	    d->ns->name, n - (size_t)acked, what);
+}
+
 /* The reply to ack, retry or release: count, and say what went wrong. */
 static void
 call_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent)
@@ -242,15 +263,8 @@ call_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent)
 	switch (c->kind) {
 	case CALL_ACK:
 		/* The number acked: the others were stale. */
-		if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0 &&
-		    (unsigned long long)reply->integer < c->nseqs) {
-			d->st.stale += c->nseqs - (size_t)reply->integer;
-			log_info("namespace %s: %zu of the acks of %s were "
-			         "stale: their leases were lost, and other "
-			         "attempts have them",
-			    d->ns->name, c->nseqs - (size_t)reply->integer,
-			    c->what);
-		}
+		if (reply->type == REDIS_REPLY_INTEGER)
+			acks_counted(d, c->nseqs, reply->integer, c->what);
 		break;
 	case CALL_RETRY:
 		/* retry answers { status, due }. */
@@ -328,20 +342,22 @@ add_fence(struct rcmd *cmd, const struct attempt *a)
 }
 
 /*
- * Acks go in one lapse_ack per loop turn: the attempts that ended in this
- * turn's callbacks are fenced in the same call, sent once they have all
- * run (or at DELIVERY_CALL_MAX triples). A sweep sent in the meantime is
- * not queued behind one call per event, and Redis runs one call, not many.
+ * Acks are held for the namespace's next sweep, which carries them
+ * (delivery_acks_take(): ack and lease in one call), for at most
+ * DELIVERY_ACK_HOLD_US; then, or at DELIVERY_CALL_MAX triples, or at stop,
+ * they go alone in one lapse_ack. Either way Redis runs one call for many
+ * acks, and while a backlog drains, one call per sweep instead of a sweep
+ * and an ack per loop turn.
  */
 static void
 ack_add(struct delivery *d, const struct attempt *a)
 {
+	struct timeval tv = { 0, DELIVERY_ACK_HOLD_US };
+
 	if (d->nacks == 0) {
-		fcall_head(&d->acks, "lapse_ack", 2);
-		rcmd_add_str(&d->acks, d->key_jobs);
-		rcmd_add_str(&d->acks, d->key_inflight);
-		rcmd_add_str(&d->acks, d->ns->name);
-		event_active(d->ack_flush, EV_TIMEOUT, 1);
+		/* The fences sent last are no longer borrowed. */
+		rcmd_clear(&d->acks);
+		evtimer_add(d->ack_flush, &tv);
 	}
 	/* The attempt is freed before the call is sent: the id is copied. */
 	if (a->member != NULL)
@@ -354,20 +370,75 @@ ack_add(struct delivery *d, const struct attempt *a)
 		ack_send(d);
 }
 
-/* Send the acks added so far, if any. */
+/* Send the acks added so far, if any, in a lapse_ack of their own. */
 static void
 ack_send(struct delivery *d)
 {
+	struct rcmd cmd;
 	struct call *c;
+	int i;
 
 	if (d->nacks == 0)
 		return;
+	evtimer_del(d->ack_flush);
+	fcall_head(&cmd, "lapse_ack", 2);
+	rcmd_add_str(&cmd, d->key_jobs);
+	rcmd_add_str(&cmd, d->key_inflight);
+	rcmd_add_str(&cmd, d->ns->name);
+	for (i = 0; i < d->acks.argc; i++)
+		rcmd_add(&cmd, d->acks.argv[i], d->acks.argvlen[i]);
 	c = call_new(d, CALL_ACK, NULL);
 	c->nseqs = d->nacks; /* counted, not kept */
 	xasprintf(&c->what, "%u event%s", d->nacks, d->nacks == 1 ? "" : "s");
 	d->nacks = 0;
-	send_call(d, &d->acks, c);
-	rcmd_free(&d->acks);
+	send_call(d, &cmd, c);
+	rcmd_free(&cmd);
+}
+
+size_t
+delivery_acks_take(struct delivery *d, struct rcmd *cmd)
+{
+	size_t n = d->nacks;
+	int i;
+
+	if (n == 0)
+		return (0);
+	evtimer_del(d->ack_flush);
+	for (i = 0; i < d->acks.argc; i++)
+		rcmd_add(cmd, d->acks.argv[i], d->acks.argvlen[i]);
+	d->nacks = 0;
+	return (n);
+}
+
+void
+delivery_acks_answered(struct delivery *d, size_t n, const redisReply *reply)
+{
+	char what[64];
+
+	if (n == 0)
+		return;
+	snprintf(what, sizeof what, "%zu event%s (with a sweep)", n,
+	    n == 1 ? "" : "s");
+	if (reply == NULL) {
+		log_warnx("namespace %s: ack of %s lost with the connection: "
+		          "their leases expire, then they are retried",
+		    d->ns->name, what);
+		return;
+	}
+	if (reply->type == REDIS_REPLY_ERROR) {
+		log_errorx("namespace %s: ack of %s failed: %s: their leases "
+		           "expire, then they are retried",
+		    d->ns->name, what, reply->str);
+		return;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 8 ||
+	    reply->element[7]->type != REDIS_REPLY_INTEGER) {
+		log_errorx("namespace %s: no count of the acks of %s in the "
+		           "sweep's reply",
+		    d->ns->name, what);
+		return;
+	}
+	acks_counted(d, n, reply->element[7]->integer, what);
 }
 
 static void
@@ -1041,7 +1112,8 @@ delivery_new(struct event_base *base, struct evdns_base *dns,
 
 	d->extend_timer = event_new(base, -1, EV_PERSIST, extend_cb, d);
 	d->stop_timer = evtimer_new(base, stop_timer_cb, d);
-	d->ack_flush = event_new(base, -1, 0, ack_flush_cb, d);
+	d->ack_flush = evtimer_new(base, ack_flush_cb, d);
+	rcmd_init(&d->acks);
 	if (d->extend_timer == NULL || d->stop_timer == NULL ||
 	    d->ack_flush == NULL)
 		fatalx("delivery_new: cannot create timers");
@@ -1090,8 +1162,7 @@ delivery_free(struct delivery *d)
 	event_free(d->extend_timer);
 	event_free(d->stop_timer);
 	event_free(d->ack_flush);
-	if (d->nacks > 0)
-		rcmd_free(&d->acks);
+	rcmd_free(&d->acks);
 	free(d->key_due);
 	free(d->key_jobs);
 	free(d->key_inflight);

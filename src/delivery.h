@@ -34,6 +34,7 @@
 
 #include "conf.h"
 #include "link.h"
+#include "rcmd.h"
 
 struct delivery;
 
@@ -105,6 +106,22 @@ unsigned int delivery_slots(const struct delivery *);
  * it took, or -1 for a reply that is not such an array.
  */
 int delivery_take(struct delivery *, const redisReply *records);
+
+/*
+ * Append the fences of the acks waiting to be sent (ID DUE ATTEMPT each)
+ * to cmd, a lapse_sweep of this namespace, which then carries them: they
+ * are borrowed until the loop's next callback, so cmd must be sent (or
+ * dropped) before that. Returns how many fences, 0 when none waits.
+ */
+size_t delivery_acks_take(struct delivery *, struct rcmd *cmd);
+
+/*
+ * What became of the n acks a sweep carried: its reply (NULL: lost with
+ * the connection, not sent, or refused), whose eighth element counts
+ * those acked; the others were stale.
+ */
+void
+delivery_acks_answered(struct delivery *, size_t n, const redisReply *reply);
 
 /*
  * Stop: take nothing more (what comes is released), let the attempts

@@ -125,6 +125,7 @@ struct namespace
 	unsigned int reserved;
 	unsigned int
 	    batch[NAMESPACE_INFLIGHT_MAX]; /* asked by those in flight */
+	size_t acks[NAMESPACE_INFLIGHT_MAX]; /* the acks they carry */
 	int batch_head; /* the oldest's */
 	enum via starved;
 	uint64_t leases_expired;
@@ -337,9 +338,12 @@ sweep_cb(
 	enum via via = ns->inflight_via, again = VIA_NONE;
 	int64_t wake_min = -1;
 	unsigned int batch = ns->batch[ns->batch_head];
+	size_t acks = ns->acks[ns->batch_head];
 
 	/* Replies come in the order sent: this one asked for batch. */
 	ns->batch_head = (ns->batch_head + 1) % NAMESPACE_INFLIGHT_MAX;
+	if (acks > 0)
+		delivery_acks_answered(ns->delivery, acks, reply);
 	ns->reserved -= ns->delivery != NULL ? batch : 0;
 	/* The last reply in flight decides what comes next. */
 	if (--ns->inflight == 0) {
@@ -392,6 +396,7 @@ static int
 ns_send(struct namespace *ns, enum via via)
 {
 	unsigned int batch = ns->cfg->sweep_batch, slots;
+	size_t acks = 0;
 	struct rcmd cmd;
 	int rc;
 
@@ -410,13 +415,19 @@ ns_send(struct namespace *ns, enum via via)
 			return (-1);
 		}
 		ns_build_sweep(ns, via, batch, &cmd);
+		/* It carries the acks waiting (see delivery.c's ack_add). */
+		acks = delivery_acks_take(ns->delivery, &cmd);
 		rc = link_command(ns->link, sweep_cb, ns, &cmd);
 		rcmd_free(&cmd);
+		if (rc != 0)
+			delivery_acks_answered(ns->delivery, acks, NULL);
 	}
 	if (rc != 0)
 		return (-1);
 	ns->batch[(ns->batch_head + ns->inflight) % NAMESPACE_INFLIGHT_MAX] =
 	    batch;
+	ns->acks[(ns->batch_head + ns->inflight) % NAMESPACE_INFLIGHT_MAX] =
+	    acks;
 	if (ns->delivery != NULL)
 		ns->reserved += batch;
 	ns->inflight++;
