@@ -1056,6 +1056,7 @@ delivery_stop(struct delivery *d, delivery_done_cb *done, void *arg)
 
 	d->stopping = 1;
 	if (d->nrunning == 0) {
+		ack_send(d); /* held for a sweep that no longer comes */
 		evtimer_del(d->extend_timer);
 		return (0);
 	}
