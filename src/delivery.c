@@ -417,17 +417,18 @@ delivery_acks_answered(struct delivery *d, size_t n, const redisReply *reply)
 
 	if (n == 0)
 		return;
-	snprintf(what, sizeof what, "%zu event%s (with a sweep)", n,
-	    n == 1 ? "" : "s");
+	snprintf(what, sizeof what, "%zu event%s", n, n == 1 ? "" : "s");
 	if (reply == NULL) {
-		log_warnx("namespace %s: ack of %s lost with the connection: "
-		          "their leases expire, then they are retried",
+		log_warnx("namespace %s: the sweep carrying the acks of %s was "
+		          "lost with the connection: their leases expire, then "
+		          "they are retried",
 		    d->ns->name, what);
 		return;
 	}
 	if (reply->type == REDIS_REPLY_ERROR) {
-		log_errorx("namespace %s: ack of %s failed: %s: their leases "
-		           "expire, then they are retried",
+		log_errorx("namespace %s: the sweep carrying the acks of %s "
+		           "failed: %s; those it did not apply are retried "
+		           "once their leases expire",
 		    d->ns->name, what, reply->str);
 		return;
 	}

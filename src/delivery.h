@@ -117,8 +117,9 @@ size_t delivery_acks_take(struct delivery *, struct rcmd *cmd);
 
 /*
  * What became of the n acks a sweep carried: its reply (NULL: lost with
- * the connection, not sent, or refused), whose eighth element counts
- * those acked; the others were stale.
+ * the connection, or not sent), whose eighth element counts those acked;
+ * the others were stale. An error reply is logged: the acks it did not
+ * apply are retried once their leases expire.
  */
 void
 delivery_acks_answered(struct delivery *, size_t n, const redisReply *reply);
