@@ -630,7 +630,7 @@ t_is "a sweep without acks answers acked 0" \
 # types before the first write; nothing changes, the current ack included.
 d0=$(digest)
 AKk4="$(k4 AK)"
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086,SC2046
 {
 bad 'ERR expected 1 to 1000 triples ID DUE ATTEMPT, got 1 arguments after MAXATTEMPTS' \
     lapse_sweep 4 $AKk4 AK sweep http 0 10 100 1000 3 k5
@@ -656,7 +656,7 @@ dsweep AKD 1 >/dev/null
 rcli DEL "$(kd AKD due)" >/dev/null
 rcli SET "$(kd AKD due)" notazset >/dev/null
 d0=$(digest)
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086,SC2046
 {
 bad 'ERR lapse:{AKW}:jobs holds a string, not a hash' \
     lapse_sweep 4 $(k4 AKW) AKW sweep http 0 10 100 1000 3 k5 5000 1
