@@ -142,8 +142,11 @@ Redis does not roll back a function that fails half-way, so each function
 checks everything that can fail before its first write: its arguments, the
 types of its keys, and whether its user may write the keys and channels
 that are not in KEYS (FCALL checks those in KEYS before the call). A
-refused call changes nothing. What cannot be checked, a sink refusing a
-hand-off, is ordered so that it loses nothing (see claim_batch). A caller
+refused call changes nothing. In a Redis Cluster, while the namespace's
+slot migrates from this node, every function that writes is refused with
+TRYAGAIN before it touches a key (see check_settled). What cannot be
+checked, a sink refusing a hand-off, is ordered so that it loses nothing
+(see claim_batch). A caller
 who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
@@ -217,7 +220,56 @@ local function fail(fmt, ...)
 	error({ lapse = 'ERR ' .. format(fmt, ...) })
 end
 
-local function api(fn)
+--[[
+A Redis Cluster slot that migrates. Redis checks each command a function
+runs, not only the keys the FCALL declares: on the node the slot migrates
+from (MIGRATING), a command touching a key that is not there (not created
+yet, migrated already, or deleted earlier by the same call when it
+emptied it) is refused, "Script attempted to access a non local key in a
+cluster node", after whatever the call wrote before it. The keys a
+function touches outside KEYS (inflight, gone, horizon, counts, the
+trigger keys of the events it finds, an adopted event's application key)
+and those it empties and touches again cannot all be known before the
+call, so a function that writes first asks whether its namespace's slot
+is migrating from this node: EXISTS of lapse:{NS}:migrating, a name
+lapse never writes, is refused there (the key is absent) and nowhere
+else. Then the call writes nothing and answers TRYAGAIN, as Redis answers
+a command of several keys that it cannot serve until the slot is
+settled: the caller calls again, and reaches the new node once the slot
+has moved. On the node the slot migrates to (IMPORTING, reached after
+ASK), Redis refuses only a command of several keys of which one is
+absent, and no function sends such a command after its first write.
+A caller that may not read lapse:{NS}:migrating (ACL) is not asked.
+]]
+local function check_settled(keys, args)
+	local ns, key = args[1], keys[1]
+	if type(ns) ~= 'string' or type(key) ~= 'string' or ns == '' or
+	    #ns > NS_MAX or find(ns, '[^A-Za-z0-9_.%-]') then
+		-- The function refuses the call, before writing.
+		return
+	end
+	local p = 'lapse:{' .. ns .. '}:'
+	if key:sub(1, #p) ~= p then
+		return
+	end
+	local r = redis_pcall('EXISTS', p .. 'migrating')
+	if type(r) ~= 'table' or not r.err then
+		return
+	end
+	if find(r.err, 'non local key', 1, true) then
+		error({ lapse = format('TRYAGAIN the slot of namespace "%s" ' ..
+		    'is migrating from this node: nothing was written; call ' ..
+		    'again once it has moved', ns) })
+	elseif find(r.err, 'cluster is down', 1, true) then
+		error({ lapse = format('CLUSTERDOWN the slot of namespace ' ..
+		    '"%s" cannot be served: nothing was written', ns) })
+	end
+end
+
+-- The callback of a function: fn with the builtins bound, its refusals
+-- as plain error replies; for a function that writes (writes), refused
+-- first while its namespace's slot migrates from this node.
+local function api(fn, writes)
 	return function(keys, args)
 		if not redis_call then
 			type, tonumber, tostring, pcall, error, unpack, ipairs,
@@ -226,7 +278,13 @@ local function api(fn)
 			    msgpack_pack, msgpack_unpack,
 			    json_encode = builtins()
 		end
-		local ok, r = pcall(fn, keys, args)
+		local ok, r = true, nil
+		if writes then
+			ok, r = pcall(check_settled, keys, args)
+		end
+		if ok then
+			ok, r = pcall(fn, keys, args)
+		end
 		if ok then
 			return r
 		end
@@ -1313,10 +1371,11 @@ local function end_occurrences(e, due, jobs)
 	call_list('ZREM', e.inflight, e.members)
 	call_list('ZREM', due, e.members)
 	call_list('HDEL', jobs, e.members)
-	for i = 1, #e.triggers, UNPACK_MAX do
-		local last = i + UNPACK_MAX - 1
-		redis_call('DEL', unpack(e.triggers, i,
-		    last < #e.triggers and last or #e.triggers))
+	-- One DEL per key: on the node a slot migrates to, Redis refuses
+	-- a command of several keys when one is absent (an occurrence's
+	-- trigger key mostly is), and this comes after the first write.
+	for _, key in ipairs(e.triggers) do
+		redis_call('DEL', key)
 	end
 end
 
@@ -4668,26 +4727,26 @@ local function version()
 	    (y and y * 100 + string.byte(l) - 96 or 0)
 end
 
-redis.register_function('lapse_schedule', api(schedule))
-redis.register_function('lapse_cancel', api(cancel))
-redis.register_function('lapse_claim', api(claim))
-redis.register_function('lapse_sweep', api(sweep))
-redis.register_function('lapse_adopt', api(adopt))
-redis.register_function('lapse_expired', api(expired))
-redis.register_function('lapse_ack', api(ack))
-redis.register_function('lapse_retry', api(retry))
-redis.register_function('lapse_extend', api(extend))
-redis.register_function('lapse_release', api(release))
-redis.register_function('lapse_requeue', api(requeue))
-redis.register_function('lapse_purge', api(purge))
+redis.register_function('lapse_schedule', api(schedule, true))
+redis.register_function('lapse_cancel', api(cancel, true))
+redis.register_function('lapse_claim', api(claim, true))
+redis.register_function('lapse_sweep', api(sweep, true))
+redis.register_function('lapse_adopt', api(adopt, true))
+redis.register_function('lapse_expired', api(expired, true))
+redis.register_function('lapse_ack', api(ack, true))
+redis.register_function('lapse_retry', api(retry, true))
+redis.register_function('lapse_extend', api(extend, true))
+redis.register_function('lapse_release', api(release, true))
+redis.register_function('lapse_requeue', api(requeue, true))
+redis.register_function('lapse_purge', api(purge, true))
 redis.register_function{ function_name = 'lapse_get', callback = api(get),
     flags = { 'no-writes' } }
 redis.register_function{ function_name = 'lapse_list', callback = api(list),
     flags = { 'no-writes' } }
 redis.register_function{ function_name = 'lapse_stats', callback = api(stats),
     flags = { 'no-writes' } }
-redis.register_function('lapse_hello', api(registry.hello))
-redis.register_function('lapse_bye', api(registry.bye))
+redis.register_function('lapse_hello', api(registry.hello, true))
+redis.register_function('lapse_bye', api(registry.bye, true))
 redis.register_function{ function_name = 'lapse_status',
     callback = api(registry.status), flags = { 'no-writes' } }
 redis.register_function{ function_name = 'lapse_next',
