@@ -146,6 +146,31 @@ for ns in rl ak; do
 	    "$(kd $ns t:y)" $ns y in 604800000 py >/dev/null
 	t_match "$ns: x leased" "$(lsweep $ns 10 | head -1)" '^1$'
 done
+# dq: d1 dead (its delivery given up), d2 pending next week.
+on dq FCALL lapse_schedule 3 "$(kd dq due)" "$(kd dq jobs)" "$(kd dq t:d1)" \
+    dq d1 at $((now - 1000)) p1 >/dev/null
+on dq FCALL lapse_schedule 3 "$(kd dq due)" "$(kd dq jobs)" "$(kd dq t:d2)" \
+    dq d2 in 604800000 p2 >/dev/null
+t_match "dq: d1 leased" "$(lsweep dq 10 | head -1)" '^1$'
+# shellcheck disable=SC2046
+on dq FCALL lapse_retry 4 $(k4 dq) dq d1 $(fence dq d1) 0 3 0 given-up dead \
+    >/dev/null
+t_is "dq: d1 dead, d2 pending" "$(on dq XLEN "$(kd dq dead)") $(on dq ZRANGE \
+    "$(kd dq due)" 0 -1)" "1 d2"
+# wk: application key {wk}:k1 adopted (due in a minute), k2 not yet;
+# w0 adopted and fired, so that gone holds it.
+on wk SET '{wk}:k1' v1 PX 60000 >/dev/null
+on wk SET '{wk}:k2' v2 PX 60000 >/dev/null
+on wk SET '{wk}:w0' v0 PX 60000 >/dev/null
+on wk FCALL lapse_adopt 6 "$(kd wk due)" "$(kd wk jobs)" "$(kd wk fired)" \
+    "$(kd wk gone)" '{wk}:k1' '{wk}:w0' wk stream 0 1048576 k1 w0 >/dev/null
+on wk PEXPIRE '{wk}:w0' 1 >/dev/null
+wait_until 5 "{wk}:w0 to expire" "[ \"\$(on wk EXISTS '{wk}:w0')\" = 0 ]"
+on wk FCALL lapse_expired 4 "$(kd wk due)" "$(kd wk jobs)" "$(kd wk fired)" \
+    "$(kd wk gone)" wk stream 0 w0 >/dev/null
+t_is "wk: w0 fired (in gone), k1 pending" \
+    "$(on wk ZRANGE "$(kd wk gone)" 0 -1) $(on wk ZRANGE "$(kd wk due)" 0 -1)" \
+    "w0 k1"
 # cr, cr2: recurring event r (every 60 s, 3 s) with one (cr) and two
 # (cr2) occurrences in flight; r's next occurrence due with its trigger
 # key (cr2's case comes first, before its third occurrence is due).
@@ -218,6 +243,28 @@ during rl "lapse_cancel of y on the source" src \
 during hl "lapse_bye of r0 on the source" src \
     FCALL lapse_bye 2 "$(kd hl reactors)" "$(kd hl reactor-info)" hl r0
 
+# dq: requeue and purge on the source, its keys all there.
+mig_start dq
+during dq "lapse_requeue of d1 on the source" src FCALL lapse_requeue 3 \
+    "$(kd dq due)" "$(kd dq jobs)" "$(kd dq dead)" dq id d1
+dq_out=$REFUSED
+during dq "lapse_purge on the source" src FCALL lapse_purge 1 \
+    "$(kd dq dead)" dq
+dq_purged=$((1 - REFUSED))
+during dq "lapse_sweep (http) on the source" src FCALL lapse_sweep 4 \
+    $(k4 dq) dq sweep http 0 10 8388608 86400000 3
+
+# wk: adoption and expiry on the source, its keys all there.
+mig_start wk
+during wk "lapse_adopt of k2 and k1 on the source" src FCALL lapse_adopt 6 \
+    "$(kd wk due)" "$(kd wk jobs)" "$(kd wk fired)" "$(kd wk gone)" \
+    '{wk}:k2' '{wk}:k1' wk stream 0 1048576 k2 k1
+during wk "lapse_expired of w0 and k1 on the source" src FCALL lapse_expired 4 \
+    "$(kd wk due)" "$(kd wk jobs)" "$(kd wk fired)" "$(kd wk gone)" \
+    wk stream 0 w0 k1
+during wk "lapse_sweep (list) on the source" src FCALL lapse_sweep 3 \
+    "$(kd wk due)" "$(kd wk jobs)" "$(kd wk ready)" wk sweep list 0 10
+
 # lapse_ack on the source with the counts migrated already: x acked, and
 # its count written to a key no longer there.
 f=$(fence ak x)
@@ -253,7 +300,7 @@ during gm "lapse_claim of e0 on the target" dst \
 
 # --- after the migrations ----------------------------------------------------
 
-for ns in hl rl ak cr cr2 gm; do
+for ns in hl rl ak dq wk cr cr2 gm; do
 	mig_end $ns || t_fail "migrating the slot of $ns"
 done
 wait_until 20 "every node to agree" cluster_agree
@@ -280,6 +327,19 @@ t_is "rl: x released once, counted; inflight empty" \
 t_is "ak: x acked once, counted in acked" \
     "$(on ak HGET "$(kd ak counts)" acked) $(on ak HEXISTS "$(kd ak jobs)" x)" \
     "1 0"
+# dq: the requeue, refused, done again on the new primary (unless the
+# purge was done: then d1 is no more).
+[ "$dq_out" = 1 ] && on dq FCALL lapse_requeue 3 "$(kd dq due)" \
+    "$(kd dq jobs)" "$(kd dq dead)" dq id d1 >/dev/null
+t_is "dq: d1 requeued once, or purged" \
+    "$(on dq ZRANGE "$(kd dq due)" 0 -1 | tr '\n' ' ')" \
+    "$([ "$dq_purged" = 1 ] && echo "d2 " || echo "d1 d2 ")"
+# wk: k2 adopted on the new primary; k1 and k2 pending, nothing fired.
+on wk FCALL lapse_adopt 5 "$(kd wk due)" "$(kd wk jobs)" "$(kd wk fired)" \
+    "$(kd wk gone)" '{wk}:k2' wk stream 0 1048576 k2 >/dev/null
+t_is "wk: k1 and k2 pending, only w0 fired" \
+    "$(on wk ZRANGE "$(kd wk due)" 0 -1 | sort | tr '\n' ' ')$(on wk XLEN \
+    "$(kd wk fired)")" "k1 k2 1"
 # cr, cr2: a cancel refused is done again; no record is left behind.
 for ns in cr cr2; do
 	on $ns FCALL lapse_cancel 3 "$(kd $ns due)" "$(kd $ns jobs)" \
