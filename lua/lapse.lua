@@ -37,6 +37,9 @@ Keys of namespace NS (all share the hash tag {NS}, hence one cluster slot):
   lapse:{NS}:reactor-info HASH reactor id -> what it said of itself
                               (MessagePack: host, pid, version, start,
                               listen address)
+  lapse:{NS}:migrating        never written: in a Redis Cluster, the
+                              functions that write ask for it to learn
+                              whether the slot migrates (check_settled)
 
 Adopted events: an application key under a prefix a namespace watches
 (`SET orders:close:9 v EX 60` with watch = orders:) is adopted as event
