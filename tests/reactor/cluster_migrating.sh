@@ -22,7 +22,9 @@ t_ok "a cluster of 3 primaries"
 cluster_fixtures
 
 kd() { printf 'lapse:{%s}:%s' "$1" "$2"; }
-k4() { echo "$(kd "$1" due) $(kd "$1" jobs) $(kd "$1" inflight) $(kd "$1" dead)"; }
+k4() {
+	echo "$(kd "$1" due) $(kd "$1" jobs) $(kd "$1" inflight) $(kd "$1" dead)"
+}
 ms_now() {
 	ncli "$SEED" TIME | {
 		read -r s
@@ -52,6 +54,11 @@ fence() {
 	    "$1" "$2" | jq -r '"\(.[0]) \(.[2])"'
 }
 
+# left NS: how many are pending, recorded and in flight.
+left() {
+	echo "$(on "$1" ZCARD "$(kd "$1" due)") $(on "$1" HLEN "$(kd "$1" jobs)")" \
+	    "$(on "$1" ZCARD "$(kd "$1" inflight)")"
+}
 # mig_start NS: the slot of NS MIGRATING on its primary, IMPORTING on
 # another primary; sets SRC, DST (also in $T_DIR/NS.src and .dst).
 mig_start() {
@@ -194,7 +201,8 @@ t_is "cr2: two occurrences of r in flight" \
 # trigger keys of its two occurrences (none exists) deleted in one DEL.
 mig_start cr2
 mig_move cr2 due jobs t:r inflight >/dev/null
-during cr2 "lapse_cancel of recurring r, two occurrences in flight, on the target" \
+during cr2 \
+    "lapse_cancel of recurring r, two occurrences in flight, on the target" \
     dst FCALL lapse_cancel 3 "$(kd cr2 due)" "$(kd cr2 jobs)" \
     "$(kd cr2 t:r)" cr2 r
 
@@ -278,7 +286,8 @@ ak_acked=$OUT
 # lapse_cancel of r on the source: r leaves due (emptied: deleted), then
 # its occurrence is removed from due too.
 mig_start cr
-during cr "lapse_cancel of recurring r, an occurrence in flight, on the source" \
+during cr \
+    "lapse_cancel of recurring r, an occurrence in flight, on the source" \
     src FCALL lapse_cancel 3 "$(kd cr due)" "$(kd cr jobs)" "$(kd cr t:r)" \
     cr r
 
@@ -345,8 +354,7 @@ for ns in cr cr2; do
 	on $ns FCALL lapse_cancel 3 "$(kd $ns due)" "$(kd $ns jobs)" \
 	    "$(kd $ns t:r)" $ns r >/dev/null
 	t_is "$ns: r and its occurrences cancelled, no record left" \
-	    "$(on $ns ZCARD "$(kd $ns due)") $(on $ns HLEN "$(kd $ns jobs)") $(on $ns ZCARD "$(kd $ns inflight)")" \
-	    "0 0 0"
+	    "$(left $ns)" "0 0 0"
 done
 # gm: a reactor fires the rest; each event exactly once, none early.
 lapsed_conf r1 "[namespace gm]"
