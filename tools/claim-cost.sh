@@ -1,0 +1,99 @@
+#!/bin/bash
+# Counts the instructions redis-server runs for lapse's claim paths, with
+# callgrind, so that the cost of a change to lua/lapse.lua is a number
+# that does not depend on how busy the machine is: LIB's library loaded
+# on a private redis-server under valgrind, N events due 10 s ago in each
+# of two namespaces; it prints the instructions (Ir) per lapse_claim
+# (via timer, sink stream: one event a call, as the timer and expired
+# paths fire) and per event of lapse_sweep (batches of 512). With
+# CLUSTER=1 the server is a Cluster node holding all slots.
+#
+# Run from a built tree: tools/claim-cost.sh [LIB [N]]
+# (default lua/built/lapse.lua and 2000; valgrind and redis-server from
+# PATH). Compare two libraries by running it on each.
+top=$(cd "$(dirname "$0")/.." && pwd)
+lib=${1:-$top/lua/built/lapse.lua}
+n=${2:-2000}
+d=$(mktemp -d /tmp/claim-cost.XXXXXX)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$d"
+}
+trap cleanup EXIT
+
+cluster=()
+[ -n "${CLUSTER:-}" ] && cluster=(--cluster-enabled yes
+    --cluster-config-file "$d/nodes.conf")
+valgrind --tool=callgrind --callgrind-out-file="$d/cg.%p" \
+    redis-server --port 0 --unixsocket "$d/s" --save '' --appendonly no \
+    --dir "$d" "${cluster[@]}" >/dev/null 2>"$d/valgrind.log" &
+pid=$!
+r() {
+	redis-cli -s "$d/s" "$@"
+}
+up() {
+	local i
+	for i in $(seq 1 "$2"); do
+		eval "$1" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "claim-cost: timed out waiting for: $1" >&2
+	exit 1
+}
+up '[ "$(r PING)" = PONG ]' 300
+if [ -n "${CLUSTER:-}" ]; then
+	r CLUSTER ADDSLOTSRANGE 0 16383 >/dev/null
+	up 'r CLUSTER INFO | grep -q cluster_state:ok' 300
+fi
+r -x FUNCTION LOAD REPLACE <"$lib" >/dev/null
+due=$((($(r TIME | head -1) - 10) * 1000))
+
+# resp NS FUNCTION: the RESP of N calls (lapse_schedule of e0..eN-1 due
+# at $due, or lapse_claim of each) for `redis-cli --pipe`.
+resp() {
+	awk -v ns="$1" -v fn="$2" -v n="$n" -v due="$due" '
+	function b(s) { printf "$%d\r\n%s\r\n", length(s), s }
+	BEGIN {
+		p = "lapse:{" ns "}:"
+		for (i = 0; i < n; i++) {
+			id = "e" i
+			if (fn == "schedule") {
+				printf "*11\r\n"
+				b("FCALL"); b("lapse_schedule"); b("3")
+				b(p "due"); b(p "jobs"); b(p "t:" id)
+				b(ns); b(id); b("at"); b(due); b("p" i)
+			} else {
+				printf "*12\r\n"
+				b("FCALL"); b("lapse_claim"); b("4")
+				b(p "due"); b(p "jobs"); b(p "t:" id); b(p "fired")
+				b(ns); b(id); b("timer"); b("stream"); b("0")
+			}
+		}
+	}'
+}
+# ir: the instructions counted since the last callgrind_control -z.
+ir() {
+	callgrind_control -d "$pid" >/dev/null 2>&1
+	awk '/^summary:/ { print $2; exit }' "$(ls -t "$d"/cg.$pid* | head -1)"
+}
+
+resp c schedule | r --pipe >/dev/null
+resp s schedule | r --pipe >/dev/null
+# The first call binds the library's builtins: not counted.
+r FCALL lapse_claim 4 'lapse:{c}:due' 'lapse:{c}:jobs' 'lapse:{c}:t:x' \
+    'lapse:{c}:fired' c x timer stream 0 >/dev/null
+callgrind_control -z "$pid" >/dev/null 2>&1
+resp c claim | r --pipe >/dev/null
+claim=$(ir)
+callgrind_control -z "$pid" >/dev/null 2>&1
+while [ "$(r FCALL lapse_sweep 3 'lapse:{s}:due' 'lapse:{s}:jobs' \
+    'lapse:{s}:fired' s sweep stream 0 512 | head -1)" != 0 ]; do
+	:
+done
+sweep=$(ir)
+fired="$(r XLEN 'lapse:{c}:fired') $(r XLEN 'lapse:{s}:fired')"
+[ "$fired" = "$n $n" ] || echo "claim-cost: fired $fired, not $n $n" >&2
+echo "$(basename "$lib")${CLUSTER:+ (Cluster node)}:" \
+    "lapse_claim $((claim / n)) Ir a call," \
+    "lapse_sweep $((sweep / n)) Ir an event ($n each)"
