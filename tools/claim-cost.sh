@@ -33,14 +33,15 @@ r() {
 	redis-cli -s "$d/s" "$@"
 }
 up() {
-	local i
-	for i in $(seq 1 "$2"); do
+	local _
+	for _ in $(seq 1 "$2"); do
 		eval "$1" >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
 	echo "claim-cost: timed out waiting for: $1" >&2
 	exit 1
 }
+# shellcheck disable=SC2016 # evaluated by up
 up '[ "$(r PING)" = PONG ]' 300
 if [ -n "${CLUSTER:-}" ]; then
 	r CLUSTER ADDSLOTSRANGE 0 16383 >/dev/null

@@ -134,7 +134,7 @@ during() {
 		;;
 	*)
 		REFUSED=0
-		t_ok "$what: done ($(echo $OUT))"
+		t_ok "$what: done (${OUT//$'\n'/ })"
 		;;
 	esac
 }
@@ -233,7 +233,7 @@ rl_fence=$(fence rl x)
 during rl "lapse_release of x and a stale triple on the source" src \
     FCALL lapse_release 3 "$(kd rl due)" "$(kd rl jobs)" "$(kd rl inflight)" \
     rl x $rl_fence zz 1 1
-rl_out=$(echo $OUT | cut -d' ' -f1)
+rl_out=${OUT%%$'\n'*}
 [ "$REFUSED" = 1 ] && rl_out=refused
 
 # The other functions that write, on the source, rl's keys all there.
@@ -259,6 +259,7 @@ dq_out=$REFUSED
 during dq "lapse_purge on the source" src FCALL lapse_purge 1 \
     "$(kd dq dead)" dq
 dq_purged=$((1 - REFUSED))
+# shellcheck disable=SC2046
 during dq "lapse_sweep (http) on the source" src FCALL lapse_sweep 4 \
     $(k4 dq) dq sweep http 0 10 8388608 86400000 3
 
@@ -324,13 +325,14 @@ t_is "hl: r1 attached, r0 pruned, each in both keys" \
 # rl, ak: the release and the ack, refused, called again on the new
 # primary: done whole, and counted.
 if [ "$rl_out" != 1 ]; then
-	# shellcheck disable=SC2046
+	# shellcheck disable=SC2086
 	on rl FCALL lapse_release 3 "$(kd rl due)" "$(kd rl jobs)" \
 	    "$(kd rl inflight)" rl x $rl_fence zz 1 1 >/dev/null
 fi
 t_is "rl: x released once, counted; inflight empty" \
     "$(on rl ZRANGE "$(kd rl due)" 0 -1 | tr '\n' ' ')$(on rl HGET \
     "$(kd rl counts)" released) $(on rl ZCARD "$(kd rl inflight)")" "x y 1 0"
+# shellcheck disable=SC2086
 [ "$ak_acked" = 1 ] || on ak FCALL lapse_ack 2 "$(kd ak jobs)" \
     "$(kd ak inflight)" ak x $f >/dev/null
 t_is "ak: x acked once, counted in acked" \
@@ -359,6 +361,7 @@ done
 # gm: a reactor fires the rest; each event exactly once, none early.
 lapsed_conf r1 "[namespace gm]"
 lapsed_start r1
+# shellcheck disable=SC2034 # rcli's node, for wait_drained
 CUR_PORT=$(primary gm)
 wait_drained gm 300 30
 t_is "gm: each of 300 events fired exactly once across the migration" \
