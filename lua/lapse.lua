@@ -154,7 +154,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 13
+local VERSION = 14
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
