@@ -10,9 +10,9 @@
  *    primary for its slot; aconn copies what a target names, so a URL is
  *    freed only when replaced. A slot no range covers keeps its last node
  *    (the cluster is changing; it is asked again).
- *  - The nodes asked are the URL's, then every primary of the last valid
- *    answer, in turn: a node that cannot answer is dropped and the next
- *    attempt goes to the next one.
+ *  - The nodes asked are the URL's (its host and its seeds), then every
+ *    other primary of the last valid answer, in turn: a node that cannot
+ *    answer is dropped and the next attempt goes to the next one.
  *  - A stale report asks at once, and again every CLUSTER_FAST_POLL_MS
  *    for CLUSTER_FAST_WINDOW_MS after the last report, until an answer
  *    moves a slot: the replica of a lost primary is promoted a while
@@ -53,8 +53,9 @@ struct cluster {
 	cluster_change_cb *change_cb;
 	void *change_arg;
 
-	struct redis_url **nodes; /* the URL's node, then the primaries */
+	struct redis_url **nodes; /* the URL's nodes, then the primaries */
 	size_t nnodes;
+	size_t nseeds; /* the URL's nodes: the first nseeds of nodes */
 	size_t next_node;
 	char *asked; /* the host of the node the query connection tried last */
 
@@ -107,18 +108,23 @@ static void
 cluster_set_nodes(struct cluster *c, const struct cluster_map *map)
 {
 	const struct cluster_range **primaries, *cr;
-	size_t i, n;
+	size_t i, j, n;
 
-	for (i = 1; i < c->nnodes; i++)
+	for (i = c->nseeds; i < c->nnodes; i++)
 		redis_url_free(c->nodes[i]);
-	c->nodes = xreallocarray(c->nodes, map->nranges + 1, sizeof *c->nodes);
-	c->nnodes = 1;
+	c->nodes = xreallocarray(
+	    c->nodes, c->nseeds + map->nranges, sizeof *c->nodes);
+	c->nnodes = c->nseeds;
 	primaries = xcalloc(map->nranges + 1, sizeof *primaries);
 	n = clusterreply_primaries(map, primaries);
 	for (i = 0; i < n; i++) {
 		cr = primaries[i];
-		if (c->nodes[0]->port != cr->port ||
-		    strcmp(c->nodes[0]->host, cr->host) != 0)
+		for (j = 0; j < c->nseeds; j++) {
+			if (c->nodes[j]->port == cr->port &&
+			    strcmp(c->nodes[j]->host, cr->host) == 0)
+				break;
+		}
+		if (j == c->nseeds)
 			c->nodes[c->nnodes++] = node_url(c, cr->host, cr->port);
 	}
 	free(primaries);
@@ -265,15 +271,18 @@ cluster_new(struct event_base *base, struct evdns_base *dns,
 {
 	struct aconn_config ac;
 	struct cluster *c;
+	size_t i;
 
 	c = xcalloc(1, sizeof *c);
 	c->base = base;
 	c->cfg = *cfg;
 	c->change_cb = cb;
 	c->change_arg = arg;
-	c->nodes = xcalloc(1, sizeof *c->nodes);
-	c->nodes[0] = redis_url_copy(cfg->url);
-	c->nnodes = 1;
+	c->nseeds = cfg->url->nseeds + 1;
+	c->nodes = xcalloc(c->nseeds, sizeof *c->nodes);
+	for (i = 0; i < c->nseeds; i++)
+		c->nodes[i] = redis_url_node(cfg->url, i);
+	c->nnodes = c->nseeds;
 
 	memset(&ac, 0, sizeof ac);
 	ac.target = query_target;

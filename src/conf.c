@@ -238,14 +238,6 @@ set_url(struct conf_parse *p, const char *value, char **why)
 
 	if (redis_url_parse(value, &url, why) != 0)
 		return (-1);
-	if (url->nseeds > 0) {
-		/* The start-up probe and the topology ask one node. */
-		xasprintf(why,
-		    "a list of nodes is for the lapse command; lapsed takes "
-		    "the URL of one node");
-		redis_url_free(url);
-		return (-1);
-	}
 	redis_url_free(conf->redis);
 	free(conf->url);
 	conf->redis = url;

@@ -77,22 +77,47 @@ struct lapsed {
 };
 
 /*
- * Whether the node of a redis:// URL is one of a Redis Cluster: asked at
- * start, with the connect and command deadlines, so that a configuration
- * that cannot work in one is refused at once. 1 or 0; -1 when the node
- * cannot be asked now: the reactor asks on until it answers (a unix
- * socket or a sentinel URL is never a Cluster's).
+ * Whether the node of a redis:// URL is one of a Redis Cluster, asked at
+ * start with the connect and command deadlines (a list of nodes: each in
+ * turn until one answers), so that a configuration that cannot work in
+ * one is refused at once. 1 or 0; -1 when no node can be asked now: the
+ * reactor asks on until one answers; -2 when the node of a list is not a
+ * Cluster's (said on stderr). A unix socket or a sentinel URL is never a
+ * Cluster's.
  */
 static int
 probe_cluster(const struct conf *cfg)
 {
-	char *cause;
-	int rc;
+	struct redis_url *node;
+	char *cause, *why, *all, *display;
+	size_t i;
+	int rc = -1;
 
 	if (cfg->redis->is_unix || cfg->redis->is_sentinel)
 		return (0);
-	rc = rconn_cluster_probe(cfg->redis, cfg->password,
-	    (int)cfg->connect_timeout_ms, (int)cfg->command_timeout_ms, &cause);
+	cause = NULL;
+	for (i = 0; i <= cfg->redis->nseeds && rc == -1; i++) {
+		node = redis_url_node(cfg->redis, i);
+		rc = rconn_cluster_probe(node, cfg->password,
+		    (int)cfg->connect_timeout_ms, (int)cfg->command_timeout_ms,
+		    &why);
+		display = redis_url_display(node);
+		if (rc == 0 && cfg->redis->nseeds > 0)
+			fprintf(stderr,
+			    "lapsed: %s: url: %s is not a Redis Cluster "
+			    "node, and a list of nodes names a Cluster's\n",
+			    cfg->path, display);
+		if (rc == -1) {
+			xasprintf(&all, "%s%s%s: %s",
+			    cause != NULL ? cause : "",
+			    cause != NULL ? "; " : "", display, why);
+			free(why);
+			free(cause);
+			cause = all;
+		}
+		free(display);
+		redis_url_free(node);
+	}
 	if (rc == -1) {
 		log_warnx("cannot ask %s whether it is a Redis Cluster node "
 		          "(%s): asking again until it answers",
@@ -100,6 +125,9 @@ probe_cluster(const struct conf *cfg)
 		free(cause);
 		return (-1);
 	}
+	free(cause);
+	if (rc == 0 && cfg->redis->nseeds > 0)
+		return (-2);
 	if (rc == 1)
 		log_info("%s is a Redis Cluster node", cfg->url);
 	return (rc);
@@ -449,6 +477,8 @@ loop_create(struct lapsed *d)
 		}
 	}
 	cluster = probe_cluster(d->cfg);
+	if (cluster == -2)
+		return (stop(d, EXIT_USAGE));
 	if (cluster == 1 && reactor_cluster_check(d->cfg, &cause) != 0) {
 		fprintf(stderr, "lapsed: %s\n", cause);
 		free(cause);

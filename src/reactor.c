@@ -68,7 +68,10 @@ struct reactor {
 	struct cluster_target **targets; /* ns[i]'s slot, in a Cluster */
 	struct event *retire_timer; /* frees retired links once idle */
 	struct aconn *probe; /* asks INFO cluster while the kind is unknown */
-	struct redis_url *probe_url; /* the URL's node, database 0 */
+	struct redis_url **probe_nodes; /* the URL's nodes, database 0 */
+	size_t nprobe_nodes;
+	size_t probe_next; /* the node the probe connects to next */
+	size_t probe_asked; /* and the one it connected to last */
 	int probe_done; /* the probe answered: free it (retire_timer) */
 	int exit_status; /* not 0: the deployment cannot serve this config */
 	char *expired_channel;
@@ -599,7 +602,7 @@ probe_answer_cb(
 	struct reactor *r = privdata;
 	struct timeval tv = { 0, 0 };
 	struct rlink *rl;
-	char *cause;
+	char *cause, *display;
 	int cluster;
 
 	if (reply == NULL || r->stopping)
@@ -616,6 +619,16 @@ probe_answer_cb(
 	}
 	r->probe_done = 1;
 	evtimer_add(r->retire_timer, &tv); /* frees the probe */
+	if (!cluster && r->cfg->redis->nseeds > 0) {
+		display = redis_url_display(r->probe_nodes[r->probe_asked]);
+		log_errorx("%s: url: %s is not a Redis Cluster node, and a "
+		           "list of nodes names a Cluster's",
+		    r->cfg->path, display);
+		free(display);
+		r->exit_status = 2;
+		reactor_stop(r);
+		return;
+	}
 	if (!cluster) {
 		log_info("%s is a single node", r->cfg->url);
 		rl = reactor_new_single(r);
@@ -647,19 +660,29 @@ probe_state_cb(struct aconn *conn, int up, void *arg)
 static const struct redis_url *
 probe_target(void *arg, const char **why)
 {
-	const struct reactor *r = arg;
+	struct reactor *r = arg;
 
-	return (r->probe_url);
+	r->probe_asked = r->probe_next;
+	r->probe_next = (r->probe_next + 1) % r->nprobe_nodes;
+	return (r->probe_nodes[r->probe_asked]);
 }
 
-/* Ask the URL's node whether it is a Cluster's, until it answers. */
+/*
+ * Ask the URL's node (or its nodes in turn) whether it is a Cluster's,
+ * until one answers.
+ */
 static void
 reactor_new_probe(struct reactor *r)
 {
 	struct aconn_config ac;
+	size_t i;
 
-	r->probe_url = redis_url_copy(r->cfg->redis);
-	r->probe_url->db = 0; /* a Cluster node refuses SELECT */
+	r->nprobe_nodes = r->cfg->redis->nseeds + 1;
+	r->probe_nodes = xcalloc(r->nprobe_nodes, sizeof *r->probe_nodes);
+	for (i = 0; i < r->nprobe_nodes; i++) {
+		r->probe_nodes[i] = redis_url_node(r->cfg->redis, i);
+		r->probe_nodes[i]->db = 0; /* a Cluster node refuses SELECT */
+	}
 	memset(&ac, 0, sizeof ac);
 	ac.target = probe_target;
 	ac.target_arg = r;
@@ -847,7 +870,9 @@ reactor_free(struct reactor *r)
 	sentinel_free(r->sentinel);
 	cluster_free(r->cluster);
 	aconn_free(r->probe);
-	redis_url_free(r->probe_url);
+	for (i = 0; i < r->nprobe_nodes; i++)
+		redis_url_free(r->probe_nodes[i]);
+	free(r->probe_nodes);
 	hello_free(r->hello);
 	for (i = 0; i < r->nns && r->ns[i] != NULL; i++)
 		namespace_free(r->ns[i]);

@@ -65,7 +65,9 @@ start_free() {
 }
 
 # ncli PORT ARGS...: redis-cli on 127.0.0.1:PORT, raw output, with the
-# password of a sentinel (a port in S_PORTS) or of a data node.
+# password of a sentinel (a port in S_PORTS) or of a data node; killed
+# after 60 s (a stopped node would hold it, and the test with it, for
+# ever: the watchdog's signal waits for the command to end).
 ncli() {
 	local port=$1 pw=${DATA_PW:-}
 	shift
@@ -73,9 +75,9 @@ ncli() {
 	*" $port "*) pw=${SENTINEL_PW:-} ;;
 	esac
 	if [ -n "$pw" ]; then
-		REDISCLI_AUTH=$pw "$REDIS_CLI" -p "$port" "$@"
+		REDISCLI_AUTH=$pw timeout 60 "$REDIS_CLI" -p "$port" "$@"
 	else
-		"$REDIS_CLI" -p "$port" "$@"
+		timeout 60 "$REDIS_CLI" -p "$port" "$@"
 	fi
 }
 

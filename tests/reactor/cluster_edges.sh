@@ -183,4 +183,45 @@ for ns in a b c; do
 done
 lapsed_stop r4
 t_is "r4 stops with 0 on SIGTERM" "$?" 0
+
+# A list of seeds, both unreachable at start (SIGSTOPped replicas of b
+# and c): lapsed asks them in turn until one answers; only the second
+# comes back, and it is enough.
+s1=$(replica_of "$(slot_port "$(ncli "$SEED" CLUSTER KEYSLOT "{b}")")")
+s2=$(replica_of "$(slot_port "$(ncli "$SEED" CLUSTER KEYSLOT "{c}")")")
+s1_pid=$(cat "$T_DIR/$(port_name "$s1").pid")
+s2_pid=$(cat "$T_DIR/$(port_name "$s2").pid")
+REDIS_URL=redis://127.0.0.1:$s1,127.0.0.1:$s2
+now=$(ncli "$SEED" TIME | head -1)
+for ns in a b c; do
+	on_ns "$ns"
+	schedule_bulk "$ns" 100 "$(((now + 1) * 1000))" 1000 z ||
+	    t_fail "scheduling in $ns"
+done
+kill -STOP "$s1_pid" "$s2_pid"
+C_LIVE=$(printf '%s\n' $C_PORTS | grep -vx -e "$s1" -e "$s2" | tr '\n' ' ')
+C_LIVE=${C_LIVE% }
+SEED=${C_LIVE%% *}
+lapsed_conf r5 "[namespace a]" "[namespace b]" "[namespace c]"
+lapsed_start r5
+wait_until 30 "r5 to say it cannot ask either seed" \
+    "grep -q 'asking again until it answers' $T_DIR/r5.log"
+t_match "r5 says why for each seed" "$(cat "$T_DIR/r5.log")" \
+    "cannot ask redis://127\.0\.0\.1:$s1,127\.0\.0\.1:$s2/0 whether it is a Redis Cluster node \(redis://127\.0\.0\.1:$s1/0: .*; redis://127\.0\.0\.1:$s2/0: .*\): asking again until it answers"
+kill -CONT "$s2_pid"
+wait_until 30 "r5 to find the Cluster through the second seed" \
+    "grep -q 'info: redis://127.0.0.1:$s1,127.0.0.1:$s2/0 is a Redis Cluster node' $T_DIR/r5.log"
+t_ok "r5 found the Cluster through the second seed, the first still stopped"
+# The earlier events: 300 and w1 in each namespace, and 42 in a.
+for ns in a b c; do
+	on_ns "$ns"
+	wait_drained "$ns" 100 60
+	t_is "$ns: 100 events fired exactly once through the seeds" \
+	    "$(check_exactly_once "$ns" 100 z)" \
+	    "lost 0 duplicated 0 early 0 unknown $([ "$ns" = a ] && echo 302 || echo 301)"
+done
+kill -CONT "$s1_pid"
+C_LIVE=$C_PORTS
+lapsed_stop r5
+t_is "r5 stops with 0 on SIGTERM" "$?" 0
 t_done

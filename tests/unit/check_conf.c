@@ -238,9 +238,6 @@ static const struct bad {
 	{ "[redis]\nurl = redis://h:0\n", 0,
 	    "t.conf:2: url: bad Redis URL \"redis://h:0\": port must be "
 	    "1-65535" },
-	{ "[redis]\nurl = redis://h1:7000,h2:7001\n", 0,
-	    "t.conf:2: url: a list of nodes is for the lapse command; lapsed "
-	    "takes the URL of one node" },
 	/* The password in a bad URL never reaches the message. */
 	{ "[redis]\nurl = redis://:secret@h:99999\n", 0,
 	    "t.conf:2: url: bad Redis URL \"redis://:***@h:99999\": port must "
@@ -913,6 +910,17 @@ START_TEST(test_url_fields)
 	ck_assert_str_eq(conf->redis->user, "app");
 	ck_assert_str_eq(conf->redis->password, "s3cret");
 	ck_assert_ptr_null(conf->password);
+	conf_free(conf);
+
+	/* A Cluster's seeds: lapsed asks them in turn. */
+	text = "[redis]\nurl = redis://h1:7000,h2:7001,h3\n" NS;
+	ck_assert_int_eq(
+	    conf_parse(text, strlen(text), "t.conf", NULL, &conf, &cause), 0);
+	ck_assert_str_eq(conf->redis->host, "h1");
+	ck_assert_int_eq(conf->redis->port, 7000);
+	ck_assert_uint_eq(conf->redis->nseeds, 2);
+	ck_assert_str_eq(conf->redis->seeds[0].host, "h2");
+	ck_assert_int_eq(conf->redis->seeds[1].port, 6379);
 	conf_free(conf);
 
 	text = "[redis]\nurl = unix:///tmp/r.sock\n" NS;
