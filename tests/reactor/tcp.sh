@@ -56,6 +56,14 @@ fires_over name localhost name1
 t_is "neither lapsed logged a warning or an error" \
     "$(grep -h -E ' (warn|error): ' "$T_DIR/ip.log" "$T_DIR/name.log")" ""
 
+# A list of nodes names a Cluster's seeds: a plain server first is
+# refused at start, exit 2, the next never tried.
+REDIS_URL=redis://127.0.0.1:$PORT,127.0.0.1:1 lapsed_conf list "[namespace t]"
+out=$("$LAPSED" -c "$T_DIR/list.conf" 2>&1 >/dev/null)
+t_is "a plain server first in a list of nodes: exit 2" "$?" 2
+t_is "it says why" "$(printf '%s\n' "$out" | grep '^lapsed: ')" \
+    "lapsed: $T_DIR/list.conf: url: redis://127.0.0.1:$PORT/0 is not a Redis Cluster node, and a list of nodes names a Cluster's"
+
 # Nothing listens on the URL's port at start: lapsed cannot ask whether
 # it is a Redis Cluster node, asks again until it answers, and then, a
 # single node, serves it.
