@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -411,6 +412,28 @@ rconn_open_at(const struct redis_url *url, const char *host, int port,
 	return (c);
 }
 
+/*
+ * Whether the command may write: an FCALL, not an FCALL_RO. Such a call
+ * does not follow ASK: on the node a slot migrates to, a function would
+ * find the keys it reads beyond its KEYS that are still on the source
+ * absent, and create there keys the source still holds (their MIGRATE
+ * would then fail, and the reshard with it). It waits for the slot to
+ * have moved instead, as for TRYAGAIN.
+ */
+static int
+writes(int argc, const char **argv)
+{
+	return (argc > 0 && strcasecmp(argv[0], "FCALL") == 0);
+}
+
+/* An ASK answer to a call that writes: its slot is migrating. */
+static int
+migrating(const redisReply *r, int argc, const char **argv)
+{
+	return (r->type == REDIS_REPLY_ERROR && r->len > 4 &&
+	    memcmp(r->str, "ASK ", 4) == 0 && writes(argc, argv));
+}
+
 /* Send ASKING then the command on c; the command's reply, or NULL. */
 static redisReply *
 rconn_asking(redisContext *c, int argc, const char **argv,
@@ -490,6 +513,10 @@ rconn_route_once(redisContext **c, const struct redis_url *url,
 		rc = clusterreply_redirect(r, context_host(from), &rd, cause);
 		if (rc == 0)
 			break;
+		if (rc == 1 && rd.ask && writes(argc, argv)) {
+			free(rd.host); /* the caller waits: see writes() */
+			break;
+		}
 		redisFree(asked); /* rd.host is a copy */
 		asked = NULL;
 		freeReplyObject(r);
@@ -579,7 +606,18 @@ rconn_command_routed(redisContext **c, const struct redis_url *url,
 			freeReplyObject(r);
 			continue;
 		}
-		if (r == NULL || !clusterreply_unsettled(r) ||
+		if (r != NULL && migrating(r, argc, argv) &&
+		    waited >= RCONN_UNSETTLED_MS) {
+			xasprintf(cause,
+			    "the slot of the call is migrating (\"%s\"), and "
+			    "a call that writes waits for it to move: it did "
+			    "not within %d ms; nothing was written",
+			    r->str, RCONN_UNSETTLED_MS);
+			freeReplyObject(r);
+			return (NULL);
+		}
+		if (r == NULL ||
+		    !(clusterreply_unsettled(r) || migrating(r, argc, argv)) ||
 		    waited >= RCONN_UNSETTLED_MS)
 			return (r);
 		freeReplyObject(r);

@@ -104,11 +104,14 @@ struct rconn_wait {
  * redirections: on MOVED, *c is replaced by a connection to the node
  * named (url's credentials and database, password as for rconn_open(),
  * the Functions library made sure of) and the command is sent again; on
- * ASK, it is sent to the node named after ASKING, on a connection for
- * that command only. At most RCONN_REDIRECTS redirections; the last
- * redirection is then returned as the error reply it is. A TRYAGAIN or
- * CLUSTERDOWN answer is waited out: the command is sent again every
- * RCONN_UNSETTLED_PAUSE_MS for up to RCONN_UNSETTLED_MS, then returned.
+ * ASK, a read (anything but FCALL) is sent to the node named after
+ * ASKING, on a connection for that command only. At most RCONN_REDIRECTS
+ * redirections; the last redirection is then returned as the error reply
+ * it is. A TRYAGAIN or CLUSTERDOWN answer, and an ASK answer to an FCALL
+ * (a call that writes runs only once its slot has moved), are waited
+ * out: the command is sent again every RCONN_UNSETTLED_PAUSE_MS for up
+ * to RCONN_UNSETTLED_MS, then returned (an ASK: NULL with *cause saying
+ * nothing was written).
  *
  * With a redis-sentinel:// URL, a READONLY answer (the master was made a
  * replica after the sentinels named it, so the command was not run) makes
