@@ -155,6 +155,32 @@ expired_subscribers() {
 	ncli "$1" PUBSUB NUMSUB __keyevent@0__:expired | sed -n 2p
 }
 
+# schedule_each PREFIX: 100 events in each of a, b and c on its primary,
+# ids PREFIX0..99, due over the second after the next one.
+schedule_each() {
+	local ns now
+	now=$(ncli "$SEED" TIME | head -1)
+	for ns in a b c; do
+		on_ns "$ns"
+		schedule_bulk "$ns" 100 "$(((now + 1) * 1000))" 1000 "$1" ||
+		    t_fail "scheduling in $ns"
+	done
+}
+
+# fired_once_each N NS...: once each namespace is drained, each of its N
+# events (e0..) fired exactly once, none early, and nothing else.
+fired_once_each() {
+	local n=$1 ns
+	shift
+	for ns in "$@"; do
+		on_ns "$ns"
+		wait_drained "$ns" "$n" 30
+		t_is "$ns: each of $n events fired exactly once" \
+		    "$(check_exactly_once "$ns" "$n")" \
+		    "lost 0 duplicated 0 early 0 unknown 0"
+	done
+}
+
 # cluster_fixtures: after cluster_setup, point lib.sh's fixtures at the
 # cluster: REDIS_URL its seed node's URL, SEED that node's port, rcli a
 # redis-cli of the node at CUR_PORT, and on_ns NS moving CUR_PORT to the

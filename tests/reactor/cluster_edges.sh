@@ -107,12 +107,7 @@ t_is "r1 stops with 0 on SIGTERM" "$?" 0
 seed=$(replica_of "$(slot_port "$(ncli "$SEED" CLUSTER KEYSLOT "{a}")")")
 seed_pid=$(cat "$T_DIR/$(port_name "$seed").pid")
 REDIS_URL=redis://127.0.0.1:$seed
-now=$(ncli "$SEED" TIME | head -1)
-for ns in a b c; do
-	on_ns "$ns"
-	schedule_bulk "$ns" 100 "$(((now + 1) * 1000))" 1000 s ||
-	    t_fail "scheduling in $ns"
-done
+schedule_each s
 kill -STOP "$seed_pid"
 lapsed_listen_start r2 "[namespace a]" "[namespace b]" "[namespace c]" ||
     t_fail "starting r2"
@@ -192,12 +187,7 @@ s2=$(replica_of "$(slot_port "$(ncli "$SEED" CLUSTER KEYSLOT "{c}")")")
 s1_pid=$(cat "$T_DIR/$(port_name "$s1").pid")
 s2_pid=$(cat "$T_DIR/$(port_name "$s2").pid")
 REDIS_URL=redis://127.0.0.1:$s1,127.0.0.1:$s2
-now=$(ncli "$SEED" TIME | head -1)
-for ns in a b c; do
-	on_ns "$ns"
-	schedule_bulk "$ns" 100 "$(((now + 1) * 1000))" 1000 z ||
-	    t_fail "scheduling in $ns"
-done
+schedule_each z
 kill -STOP "$s1_pid" "$s2_pid"
 C_LIVE=$(printf '%s\n' $C_PORTS | grep -vx -e "$s1" -e "$s2" | tr '\n' ' ')
 C_LIVE=${C_LIVE% }

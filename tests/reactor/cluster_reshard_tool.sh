@@ -113,13 +113,7 @@ for i in 1 2; do
 		    "slot $slot moved to redis://127\.0\.0\.1:$dst/0"
 	done
 done
-for ns in a b c; do
-	on_ns "$ns"
-	wait_drained "$ns" "$N" 30
-	t_is "$ns: each of $N events fired exactly once" \
-	    "$(check_exactly_once "$ns" "$N")" \
-	    "lost 0 duplicated 0 early 0 unknown 0"
-done
+fired_once_each "$N" a b c
 stop_reactors 2
 t_is "both reactors stop with 0 on SIGTERM" "$STOPPED" "0 0"
 t_done
