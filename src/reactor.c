@@ -460,7 +460,8 @@ retired_idle_cb(struct aconn *conn, void *arg)
 	struct timeval tv = { 0, 0 };
 
 	evtimer_add(r->retire_timer, &tv);
-	if (r->stopping)
+	/* Once stop_link() waits for the calls in flight: one fewer. */
+	if (r->stop_timer != NULL)
 		idle_cb(conn, arg);
 }
 
