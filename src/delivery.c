@@ -75,6 +75,9 @@
  */
 #define DELIVERY_ACK_HOLD_US 2000
 
+/* Acks the Cluster did not take (settling) are sent again after this. */
+#define DELIVERY_ACK_AGAIN_US 100000
+
 struct attempt {
 	TAILQ_ENTRY(attempt) entry;
 	struct delivery *d;
@@ -130,6 +133,12 @@ struct delivery {
 	size_t nrecent;
 };
 
+/* The acks one call carries: their fences, owned. */
+struct delivery_acks {
+	struct rcmd fences; /* ID DUE ATTEMPT each */
+	unsigned int n;
+};
+
 /* What a call's reply needs to know: the call, the attempts it names. */
 enum call_kind { CALL_ACK, CALL_RETRY, CALL_EXTEND, CALL_RELEASE };
 struct call {
@@ -138,6 +147,7 @@ struct call {
 	char *what; /* "event ID attempt N", for logs */
 	uint64_t *seqs; /* CALL_EXTEND: the attempts, in order */
 	size_t nseqs;
+	struct delivery_acks *acks; /* CALL_ACK */
 };
 
 static void ack_send(struct delivery *);
@@ -168,11 +178,67 @@ call_new(struct delivery *d, enum call_kind kind, const struct attempt *a)
 }
 
 static void
+acks_free(struct delivery_acks *set)
+{
+	if (set == NULL)
+		return;
+	rcmd_free(&set->fences);
+	free(set);
+}
+
+static void
 call_free(struct call *c)
 {
 	free(c->what);
 	free(c->seqs);
+	acks_free(c->acks);
 	free(c);
+}
+
+/*
+ * Whether acks answered so may not have been applied because the
+ * Cluster is settling or the connection was lost: then they are sent
+ * again, their fences making a second application change nothing.
+ */
+static int
+acks_unsettled(const redisReply *reply)
+{
+	static const char *words[] = { "TRYAGAIN", "ASK ", "MOVED ",
+		"CLUSTERDOWN", "READONLY" };
+	size_t i;
+
+	if (reply == NULL)
+		return (1);
+	if (reply->type != REDIS_REPLY_ERROR)
+		return (0);
+	for (i = 0; i < sizeof words / sizeof words[0]; i++) {
+		if (strncmp(reply->str, words[i], strlen(words[i])) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * Hold set's acks to be sent again, after DELIVERY_ACK_AGAIN_US (by the
+ * next sweep, or alone). Not once stopping, nor beyond DELIVERY_CALL_MAX
+ * held: those events are delivered again once their leases expire.
+ * Returns 1 if held, 0 if not.
+ */
+static int
+acks_again(struct delivery *d, const struct delivery_acks *set)
+{
+	struct timeval tv = { 0, DELIVERY_ACK_AGAIN_US };
+	int i;
+
+	if (d->stopping || d->nacks + set->n >= DELIVERY_CALL_MAX)
+		return (0);
+	for (i = 0; i < set->fences.argc; i++)
+		rcmd_add_copy(
+		    &d->acks, set->fences.argv[i], set->fences.argvlen[i]);
+	d->nacks += set->n;
+	if (!evtimer_pending(d->ack_flush, NULL))
+		evtimer_add(d->ack_flush, &tv);
+	return (1);
 }
 
 static void
@@ -247,6 +313,14 @@ call_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent)
 	struct attempt *a;
 	size_t i;
 
+	if (c->kind == CALL_ACK && acks_unsettled(reply) &&
+	    acks_again(d, c->acks)) {
+		log_info("namespace %s: the ack of %s %s: sending it again",
+		    d->ns->name, c->what,
+		    reply == NULL ? "was lost with the connection"
+		                  : "met a Cluster settling");
+		goto out;
+	}
 	if (reply == NULL) {
 		log_warnx("namespace %s: %s of %s lost with the connection: "
 		          "its lease expires, then it is retried",
@@ -311,6 +385,10 @@ static void
 send_call(struct delivery *d, struct rcmd *cmd, struct call *c)
 {
 	if (link_command(d->link, call_cb, c, cmd) != 0) {
+		if (c->kind == CALL_ACK && acks_again(d, c->acks)) {
+			call_free(c);
+			return;
+		}
 		log_warnx("namespace %s: cannot send %s now (not connected): "
 		          "its lease expires, then it is retried",
 		    d->ns->name, c->what != NULL ? c->what : "leases");
@@ -354,11 +432,8 @@ ack_add(struct delivery *d, const struct attempt *a)
 {
 	struct timeval tv = { 0, DELIVERY_ACK_HOLD_US };
 
-	if (d->nacks == 0) {
-		/* The fences sent last are no longer borrowed. */
-		rcmd_clear(&d->acks);
+	if (d->nacks == 0)
 		evtimer_add(d->ack_flush, &tv);
-	}
 	/* The attempt is freed before the call is sent: the id is copied. */
 	if (a->member != NULL)
 		rcmd_add_copy(&d->acks, a->member, a->memberlen);
@@ -366,58 +441,91 @@ ack_add(struct delivery *d, const struct attempt *a)
 		rcmd_add_copy(&d->acks, a->id, a->idlen);
 	rcmd_add_u64(&d->acks, (uint64_t)a->due);
 	rcmd_add_u64(&d->acks, a->attempt);
-	if (++d->nacks == DELIVERY_CALL_MAX)
+	if (++d->nacks >= DELIVERY_CALL_MAX)
 		ack_send(d);
+}
+
+/* The acks waiting, taken to be sent in one call; NULL if none. */
+static struct delivery_acks *
+acks_take(struct delivery *d)
+{
+	struct delivery_acks *set;
+
+	if (d->nacks == 0)
+		return (NULL);
+	evtimer_del(d->ack_flush);
+	set = xmalloc(sizeof *set);
+	set->fences = d->acks;
+	set->n = d->nacks;
+	rcmd_init(&d->acks);
+	d->nacks = 0;
+	return (set);
+}
+
+/* Append the fences of set to cmd (borrowed from set). */
+static void
+acks_add_to(struct rcmd *cmd, const struct delivery_acks *set)
+{
+	int i;
+
+	for (i = 0; i < set->fences.argc; i++)
+		rcmd_add(cmd, set->fences.argv[i], set->fences.argvlen[i]);
 }
 
 /* Send the acks added so far, if any, in a lapse_ack of their own. */
 static void
 ack_send(struct delivery *d)
 {
+	struct delivery_acks *set;
 	struct rcmd cmd;
 	struct call *c;
-	int i;
 
-	if (d->nacks == 0)
+	if ((set = acks_take(d)) == NULL)
 		return;
-	evtimer_del(d->ack_flush);
 	fcall_head(&cmd, "lapse_ack", 2);
 	rcmd_add_str(&cmd, d->key_jobs);
 	rcmd_add_str(&cmd, d->key_inflight);
 	rcmd_add_str(&cmd, d->ns->name);
-	for (i = 0; i < d->acks.argc; i++)
-		rcmd_add(&cmd, d->acks.argv[i], d->acks.argvlen[i]);
+	acks_add_to(&cmd, set);
 	c = call_new(d, CALL_ACK, NULL);
-	c->nseqs = d->nacks; /* counted, not kept */
-	xasprintf(&c->what, "%u event%s", d->nacks, d->nacks == 1 ? "" : "s");
-	d->nacks = 0;
+	c->acks = set;
+	c->nseqs = set->n; /* counted */
+	xasprintf(&c->what, "%u event%s", set->n, set->n == 1 ? "" : "s");
 	send_call(d, &cmd, c);
 	rcmd_free(&cmd);
 }
 
-size_t
+struct delivery_acks *
 delivery_acks_take(struct delivery *d, struct rcmd *cmd)
 {
-	size_t n = d->nacks;
-	int i;
+	struct delivery_acks *set;
 
-	if (n == 0)
-		return (0);
-	evtimer_del(d->ack_flush);
-	for (i = 0; i < d->acks.argc; i++)
-		rcmd_add(cmd, d->acks.argv[i], d->acks.argvlen[i]);
-	d->nacks = 0;
-	return (n);
+	if ((set = acks_take(d)) != NULL)
+		acks_add_to(cmd, set);
+	return (set);
 }
 
 void
-delivery_acks_answered(struct delivery *d, size_t n, const redisReply *reply)
+delivery_acks_answered(
+    struct delivery *d, struct delivery_acks *set, const redisReply *reply)
 {
 	char what[64];
+	size_t n;
 
-	if (n == 0)
+	if (set == NULL)
 		return;
+	n = set->n;
 	snprintf(what, sizeof what, "%zu event%s", n, n == 1 ? "" : "s");
+	if (acks_unsettled(reply) && acks_again(d, set)) {
+		log_info("namespace %s: the acks of %s a sweep carried %s: "
+		         "sending them again",
+		    d->ns->name, what,
+		    reply == NULL ? "were lost with the connection"
+		                  : "met a Cluster settling");
+		acks_free(set);
+		return;
+	}
+	acks_free(set);
 	if (reply == NULL) {
 		log_warnx("namespace %s: the sweep carrying the acks of %s was "
 		          "lost with the connection: their leases expire, then "

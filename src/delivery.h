@@ -107,22 +107,29 @@ unsigned int delivery_slots(const struct delivery *);
  */
 int delivery_take(struct delivery *, const redisReply *records);
 
-/*
- * Append the fences of the acks waiting to be sent (ID DUE ATTEMPT each)
- * to cmd, a lapse_sweep of this namespace, which then carries them: they
- * are borrowed until the loop's next callback, so cmd must be sent (or
- * dropped) before that. Returns how many fences, 0 when none waits.
- */
-size_t delivery_acks_take(struct delivery *, struct rcmd *cmd);
+/* The acks one call carries, kept until it is answered. */
+struct delivery_acks;
 
 /*
- * What became of the n acks a sweep carried: its reply (NULL: lost with
- * the connection, or not sent), whose eighth element counts those acked;
- * the others were stale. An error reply is logged: the acks it did not
- * apply are retried once their leases expire.
+ * Append the fences of the acks waiting to be sent (ID DUE ATTEMPT each)
+ * to cmd, a lapse_sweep of this namespace, which then carries them (they
+ * are borrowed from what is returned). Returns them, to be handed to
+ * delivery_acks_answered() with the sweep's reply; NULL when none waits.
  */
-void
-delivery_acks_answered(struct delivery *, size_t n, const redisReply *reply);
+struct delivery_acks *delivery_acks_take(struct delivery *, struct rcmd *cmd);
+
+/*
+ * What became of the acks a sweep carried (acks: as taken, freed here;
+ * NULL is fine): its reply, whose eighth element counts those acked, the
+ * others stale. When they may not have been applied because the Cluster
+ * was settling (TRYAGAIN, ASK, MOVED, CLUSTERDOWN, READONLY) or the
+ * connection was lost (reply NULL: lost, or not sent), they wait to be
+ * sent again (a fence makes an ack applied twice change nothing); another
+ * error is logged, and the events whose acks it did not apply are
+ * delivered again once their leases expire.
+ */
+void delivery_acks_answered(
+    struct delivery *, struct delivery_acks *acks, const redisReply *reply);
 
 /*
  * Stop: take nothing more (what comes is released), let the attempts

@@ -125,7 +125,7 @@ struct namespace
 	unsigned int reserved;
 	unsigned int
 	    batch[NAMESPACE_INFLIGHT_MAX]; /* asked by those in flight */
-	size_t acks[NAMESPACE_INFLIGHT_MAX]; /* the acks they carry */
+	struct delivery_acks *acks[NAMESPACE_INFLIGHT_MAX]; /* they carry */
 	int batch_head; /* the oldest's */
 	enum via starved;
 	uint64_t leases_expired;
@@ -338,12 +338,12 @@ sweep_cb(
 	enum via via = ns->inflight_via, again = VIA_NONE;
 	int64_t wake_min = -1;
 	unsigned int batch = ns->batch[ns->batch_head];
-	size_t acks = ns->acks[ns->batch_head];
+	struct delivery_acks *acks = ns->acks[ns->batch_head];
 
 	/* Replies come in the order sent: this one asked for batch. */
+	ns->acks[ns->batch_head] = NULL;
 	ns->batch_head = (ns->batch_head + 1) % NAMESPACE_INFLIGHT_MAX;
-	if (acks > 0)
-		delivery_acks_answered(ns->delivery, acks, reply);
+	delivery_acks_answered(ns->delivery, acks, reply);
 	ns->reserved -= ns->delivery != NULL ? batch : 0;
 	/* The last reply in flight decides what comes next. */
 	if (--ns->inflight == 0) {
@@ -396,7 +396,7 @@ static int
 ns_send(struct namespace *ns, enum via via)
 {
 	unsigned int batch = ns->cfg->sweep_batch, slots;
-	size_t acks = 0;
+	struct delivery_acks *acks = NULL;
 	struct rcmd cmd;
 	int rc;
 
@@ -421,6 +421,7 @@ ns_send(struct namespace *ns, enum via via)
 		rcmd_free(&cmd);
 		if (rc != 0)
 			delivery_acks_answered(ns->delivery, acks, NULL);
+		acks = rc != 0 ? NULL : acks;
 	}
 	if (rc != 0)
 		return (-1);
@@ -843,6 +844,9 @@ namespace_free(struct namespace *ns)
 	if (ns->sweep_timer != NULL)
 		event_free(ns->sweep_timer);
 	watch_free(ns->watch);
+	/* Sweeps never answered (their link outlived the loop): their acks. */
+	for (i = 0; i < NAMESPACE_INFLIGHT_MAX; i++)
+		delivery_acks_answered(ns->delivery, ns->acks[i], NULL);
 	delivery_free(ns->delivery);
 	for (i = 0; i < VIA_COUNT; i++)
 		rcmd_free(&ns->sweep_cmd[i]);
