@@ -324,6 +324,22 @@ clusterreply_unsettled(const redisReply *r)
 }
 
 int
+clusterreply_settling(const char *error)
+{
+	static const char *words[] = { "TRYAGAIN", "CLUSTERDOWN", "ASK",
+		"MOVED", "READONLY" };
+	size_t i, n;
+
+	for (i = 0; i < sizeof words / sizeof words[0]; i++) {
+		n = strlen(words[i]);
+		if (strncmp(error, words[i], n) == 0 &&
+		    (error[n] == ' ' || error[n] == '\0'))
+			return (1);
+	}
+	return (0);
+}
+
+int
 clusterreply_enabled(const redisReply *r, char **cause)
 {
 	static const char field[] = "cluster_enabled:";

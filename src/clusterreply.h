@@ -103,6 +103,14 @@ int clusterreply_redirect(const redisReply *r, const char *default_host,
 int clusterreply_unsettled(const redisReply *r);
 
 /*
+ * True when an error reply's text (error) says the call was not run
+ * because a Cluster or a failover is settling: TRYAGAIN, CLUSTERDOWN, a
+ * redirection (ASK, MOVED) or READONLY. The call may be sent again once
+ * the topology is known again.
+ */
+int clusterreply_settling(const char *error);
+
+/*
  * Whether the reply to INFO cluster says cluster_enabled:1. Returns 1 or
  * 0, or -1 with *cause when r is not a status or string reply.
  */

@@ -30,6 +30,7 @@
 
 #include "aconn.h"
 #include "clock.h"
+#include "clusterreply.h"
 #include "codec.h"
 #include "conf.h"
 #include "delivconf.h"
@@ -203,19 +204,8 @@ call_free(struct call *c)
 static int
 acks_unsettled(const redisReply *reply)
 {
-	static const char *words[] = { "TRYAGAIN", "ASK ", "MOVED ",
-		"CLUSTERDOWN", "READONLY" };
-	size_t i;
-
-	if (reply == NULL)
-		return (1);
-	if (reply->type != REDIS_REPLY_ERROR)
-		return (0);
-	for (i = 0; i < sizeof words / sizeof words[0]; i++) {
-		if (strncmp(reply->str, words[i], strlen(words[i])) == 0)
-			return (1);
-	}
-	return (0);
+	return (reply == NULL || (reply->type == REDIS_REPLY_ERROR &&
+	                             clusterreply_settling(reply->str)));
 }
 
 /*

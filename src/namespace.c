@@ -32,6 +32,7 @@
 
 #include "aconn.h"
 #include "clock.h"
+#include "clusterreply.h"
 #include "conf.h"
 #include "delivery.h"
 #include "hello.h"
@@ -211,7 +212,13 @@ ns_log_error(struct namespace *ns, const char *error)
 	if (ns->last_error != NULL && strcmp(ns->last_error, error) == 0 &&
 	    now - ns->last_error_us < NAMESPACE_ERROR_NAG_US)
 		return;
-	log_errorx("namespace %s: sweep failed: %s", ns->ns->name, error);
+	if (clusterreply_settling(error))
+		log_warnx("namespace %s: sweep refused while a failover or a "
+		          "migration settles: %s; sweeping again once it has",
+		    ns->ns->name, error);
+	else
+		log_errorx(
+		    "namespace %s: sweep failed: %s", ns->ns->name, error);
 	free(ns->last_error);
 	ns->last_error = xstrdup(error);
 	ns->last_error_us = now;

@@ -292,6 +292,18 @@ START_TEST(test_unsettled_enabled)
 	ck_assert(!clusterreply_unsettled(r));
 	freeReplyObject(r);
 
+	ck_assert(clusterreply_settling("TRYAGAIN Multiple keys request"));
+	ck_assert(clusterreply_settling("CLUSTERDOWN The cluster is down"));
+	ck_assert(clusterreply_settling("ASK 5463 127.0.0.1:7001"));
+	ck_assert(clusterreply_settling("MOVED 5463 127.0.0.1:7001"));
+	ck_assert(clusterreply_settling(
+	    "READONLY You can't write against a read only replica."));
+	ck_assert(clusterreply_settling("TRYAGAIN"));
+	ck_assert(!clusterreply_settling("ASKING is not allowed"));
+	ck_assert(!clusterreply_settling("MOVEDX 1 h:1"));
+	ck_assert(!clusterreply_settling("ERR TRYAGAIN"));
+	ck_assert(!clusterreply_settling(""));
+
 	r = reply_of("$30\r\n# Cluster\r\ncluster_enabled:1\r\n\r\n");
 	ck_assert_int_eq(clusterreply_enabled(r, &cause), 1);
 	freeReplyObject(r);
