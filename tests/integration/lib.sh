@@ -101,8 +101,21 @@ t_match() {
 
 t_done() {
 	echo "1..$T_COUNT"
+	[ "$T_FAILED" -eq 0 ] || t_tails
 	[ "$T_FAILED" -eq 0 ]
 	exit $?
+}
+
+# t_tails: after a failure, the last lines each lapsed logged, as TAP
+# comments, so that the test's log says what the reactors saw.
+t_tails() {
+	local f
+	for f in "$T_DIR"/*.log; do
+		[ -f "$f" ] && grep -q ' lapsed\[[0-9]*\] ' "$f" 2>/dev/null ||
+		    continue
+		echo "# --- the last lines of $(basename "$f") ---"
+		tail -n 40 "$f" | sed 's/^/# /'
+	done
 }
 
 # wait_for SECONDS DESCRIPTION COMMAND...: poll COMMAND every 50 ms until
