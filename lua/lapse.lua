@@ -154,7 +154,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 14
+local VERSION = 15
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -2400,9 +2400,13 @@ local function lease_sweep(c, keys, args)
 	lease_again(c, b, lost, n, m)
 	if #acked > 0 and b.n > 0 then
 		-- The acks are the first write: whatever the claim could
-		-- refuse before its own first write is checked before them.
+		-- refuse after them is checked before them, the hand-off's
+		-- ZADD and HSET included (a user may run FCALL on the keys
+		-- and not those commands).
 		claim_check(c, b)
 		check_acl_del(trigger_keys(c, b))
+		check_acl('ZADD', c.skey, '0', 'x')
+		check_acl('HSET', c.jobs, 'x', 'x')
 	end
 	local nacked = acks_write(c, acked)
 	claim_batch(c, b)
