@@ -2451,8 +2451,8 @@ The acks come first: each current fence's id leaves inflight and jobs,
 counted in acked, a stale one changes nothing (an expired lease not yet
 recovered is current: the attempt succeeded). They are the call's first
 write, after everything else that could refuse it has been checked,
-except a hand-off the sink refuses (see claim_batch): that error is
-answered with the acks applied. Then it recovers the expired leases
+the user's permission to run the hand-off's ZADD and HSET included.
+Then it recovers the expired leases
 (inflight score <= now, at most 1000, earliest first): an event whose
 attempts so far reach MAXATTEMPTS goes to dead with the error "lease
 expired"; any other goes back to due at now
