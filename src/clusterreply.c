@@ -324,19 +324,10 @@ clusterreply_unsettled(const redisReply *r)
 }
 
 int
-clusterreply_settling(const char *error)
+clusterreply_settling(const redisReply *r)
 {
-	static const char *words[] = { "TRYAGAIN", "CLUSTERDOWN", "ASK",
-		"MOVED", "READONLY" };
-	size_t i, n;
-
-	for (i = 0; i < sizeof words / sizeof words[0]; i++) {
-		n = strlen(words[i]);
-		if (strncmp(error, words[i], n) == 0 &&
-		    (error[n] == ' ' || error[n] == '\0'))
-			return (1);
-	}
-	return (0);
+	return (clusterreply_unsettled(r) || error_is(r, "ASK") ||
+	    error_is(r, "MOVED") || error_is(r, "READONLY"));
 }
 
 int

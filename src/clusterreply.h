@@ -103,12 +103,12 @@ int clusterreply_redirect(const redisReply *r, const char *default_host,
 int clusterreply_unsettled(const redisReply *r);
 
 /*
- * True when an error reply's text (error) says the call was not run
- * because a Cluster or a failover is settling: TRYAGAIN, CLUSTERDOWN, a
+ * True when r is an error that says the call was not run because a
+ * Cluster or a failover is settling: clusterreply_unsettled()'s, a
  * redirection (ASK, MOVED) or READONLY. The call may be sent again once
  * the topology is known again.
  */
-int clusterreply_settling(const char *error);
+int clusterreply_settling(const redisReply *r);
 
 /*
  * Whether the reply to INFO cluster says cluster_enabled:1. Returns 1 or

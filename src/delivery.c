@@ -204,8 +204,7 @@ call_free(struct call *c)
 static int
 acks_unsettled(const redisReply *reply)
 {
-	return (reply == NULL || (reply->type == REDIS_REPLY_ERROR &&
-	                             clusterreply_settling(reply->str)));
+	return (reply == NULL || clusterreply_settling(reply));
 }
 
 /*

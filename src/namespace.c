@@ -202,9 +202,12 @@ sweep_timer_cb(evutil_socket_t fd, short events, void *arg)
 	namespace_sweep(arg, VIA_SWEEP);
 }
 
-/* Log a sweep error, but the same one at most once a minute. */
+/*
+ * Log a sweep error, but the same one at most once a minute: a warning
+ * when the deployment is settling (settling: clusterreply_settling()).
+ */
 static void
-ns_log_error(struct namespace *ns, const char *error)
+ns_log_error(struct namespace *ns, const char *error, int settling)
 {
 	uint64_t now = clock_mono_us();
 
@@ -212,7 +215,7 @@ ns_log_error(struct namespace *ns, const char *error)
 	if (ns->last_error != NULL && strcmp(ns->last_error, error) == 0 &&
 	    now - ns->last_error_us < NAMESPACE_ERROR_NAG_US)
 		return;
-	if (clusterreply_settling(error))
+	if (settling)
 		log_warnx("namespace %s: sweep refused while a failover or a "
 		          "migration settles: %s; sweeping again once it has",
 		    ns->ns->name, error);
@@ -293,7 +296,8 @@ ns_deliver(struct namespace *ns, const redisReply *reply)
 
 	if (reply->elements < 7 ||
 	    delivery_take(ns->delivery, reply->element[4]) < 0) {
-		ns_log_error(ns, "unexpected records in a lapse_sweep reply");
+		ns_log_error(
+		    ns, "unexpected records in a lapse_sweep reply", 0);
 		return;
 	}
 	if (aconn_reply_int(reply, 5, &n) == 0 && n > 0) {
@@ -366,7 +370,7 @@ sweep_cb(
 	}
 	histogram_observe(&ns->sweep_roundtrip, clock_mono_us() - sent_us);
 	if (reply->type == REDIS_REPLY_ERROR) {
-		ns_log_error(ns, reply->str);
+		ns_log_error(ns, reply->str, clusterreply_settling(reply));
 		if (strstr(reply->str, "Function not found") != NULL &&
 		    !ns->stopping)
 			aconn_drop(
@@ -374,7 +378,7 @@ sweep_cb(
 		return;
 	}
 	if (sweep_reply(reply, &count, &next, &now) != 0) {
-		ns_log_error(ns, "unexpected reply to lapse_sweep");
+		ns_log_error(ns, "unexpected reply to lapse_sweep", 0);
 		return;
 	}
 	ns->sweeps++;

@@ -292,17 +292,31 @@ START_TEST(test_unsettled_enabled)
 	ck_assert(!clusterreply_unsettled(r));
 	freeReplyObject(r);
 
-	ck_assert(clusterreply_settling("TRYAGAIN Multiple keys request"));
-	ck_assert(clusterreply_settling("CLUSTERDOWN The cluster is down"));
-	ck_assert(clusterreply_settling("ASK 5463 127.0.0.1:7001"));
-	ck_assert(clusterreply_settling("MOVED 5463 127.0.0.1:7001"));
-	ck_assert(clusterreply_settling(
-	    "READONLY You can't write against a read only replica."));
-	ck_assert(clusterreply_settling("TRYAGAIN"));
-	ck_assert(!clusterreply_settling("ASKING is not allowed"));
-	ck_assert(!clusterreply_settling("MOVEDX 1 h:1"));
-	ck_assert(!clusterreply_settling("ERR TRYAGAIN"));
-	ck_assert(!clusterreply_settling(""));
+	{
+		static const struct {
+			const char *resp;
+			int settling;
+		} cases[] = {
+			{ "-TRYAGAIN Multiple keys request\r\n", 1 },
+			{ "-CLUSTERDOWN The cluster is down\r\n", 1 },
+			{ "-ASK 5463 127.0.0.1:7001\r\n", 1 },
+			{ "-MOVED 5463 127.0.0.1:7001\r\n", 1 },
+			{ "-READONLY You can't write against a read only "
+			  "replica.\r\n", 1 },
+			{ "-ASKING is not allowed\r\n", 0 },
+			{ "-MOVEDX 1 h:1\r\n", 0 },
+			{ "-ERR TRYAGAIN\r\n", 0 },
+			{ "+MOVED 1 h:1\r\n", 0 },
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+			r = reply_of(cases[i].resp);
+			ck_assert_int_eq(
+			    clusterreply_settling(r), cases[i].settling);
+			freeReplyObject(r);
+		}
+	}
 
 	r = reply_of("$30\r\n# Cluster\r\ncluster_enabled:1\r\n\r\n");
 	ck_assert_int_eq(clusterreply_enabled(r, &cause), 1);
