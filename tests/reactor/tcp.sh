@@ -38,6 +38,10 @@ fires_over() {
 	REDIS_URL=$url lapsed_conf "$name" "[namespace t]"
 	lapsed_start "$name"
 	wait_for 10 "$name to listen" lapsed_ready "$name"
+	# The subscriber may be listening before the command connection
+	# says it is connected: wait for its line too.
+	wait_for 10 "$name's command connection" \
+	    grep -q 'redis command: connected' "$T_DIR/$name.log"
 	t_is "$2: lapsed connects, and logs the URL" \
 	    "$(grep -m1 'redis command: connected' "$T_DIR/$name.log" |
 	    sed 's/.* info: //')" "redis command: connected to $url/0"
