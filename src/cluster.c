@@ -112,8 +112,8 @@ cluster_set_nodes(struct cluster *c, const struct cluster_map *map)
 
 	for (i = c->nseeds; i < c->nnodes; i++)
 		redis_url_free(c->nodes[i]);
-	c->nodes = xreallocarray(
-	    c->nodes, c->nseeds + map->nranges, sizeof *c->nodes);
+	c->nodes =
+	    xreallocarray(c->nodes, c->nseeds + map->nranges, sizeof *c->nodes);
 	c->nnodes = c->nseeds;
 	primaries = xcalloc(map->nranges + 1, sizeof *primaries);
 	n = clusterreply_primaries(map, primaries);

@@ -302,7 +302,8 @@ START_TEST(test_unsettled_enabled)
 			{ "-ASK 5463 127.0.0.1:7001\r\n", 1 },
 			{ "-MOVED 5463 127.0.0.1:7001\r\n", 1 },
 			{ "-READONLY You can't write against a read only "
-			  "replica.\r\n", 1 },
+			  "replica.\r\n",
+			    1 },
 			{ "-ASKING is not allowed\r\n", 0 },
 			{ "-MOVEDX 1 h:1\r\n", 0 },
 			{ "-ERR TRYAGAIN\r\n", 0 },
