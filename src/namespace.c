@@ -7,6 +7,11 @@
  *    remembered (ns->again) and sent when the last reply arrives, so
  *    bursts of notifications cost one call per round trip, not one per
  *    event.
+ *  - Each sweep in flight has its own record (struct ns_sweep): the
+ *    events it may lease, the acks it carries, its path and its link.
+ *    Replies come in order on one link, but not across two: after a
+ *    Cluster slot moves, a sweep on the new primary's link may be answered
+ *    before one still in flight on the old one.
  *  - A sweep that fired a full batch, or whose reply says the head is
  *    already due, is repeated at once: draining never waits for a timer.
  *    While draining, NAMESPACE_DRAIN_DEPTH sweeps are kept in flight so
@@ -81,6 +86,16 @@
 
 static const char *via_names[] = { "expired", "timer", "sweep" };
 
+/* A lapse_sweep in flight. */
+struct ns_sweep {
+	struct namespace *ns;
+	struct link *link; /* sent there */
+	enum via via;
+	unsigned int batch; /* events it may lease (delivery sinks) */
+	struct delivery_acks *acks; /* the acks it carries, or NULL */
+	int busy;
+};
+
 /* The namespace's wake channel as subscribed on one link. */
 struct ns_wake {
 	struct namespace *ns;
@@ -109,8 +124,8 @@ struct namespace
 	struct event *timer; /* the head timer */
 	uint64_t timer_at; /* monotonic us it is armed for; 0: none */
 	struct event *sweep_timer; /* every sweep-interval */
-	int inflight; /* sweeps in flight, all of path inflight_via */
-	enum via inflight_via;
+	struct ns_sweep flight[NAMESPACE_INFLIGHT_MAX]; /* sweeps in flight */
+	int inflight; /* how many are busy */
 	enum via again; /* another sweep asked for while one was in flight */
 	int64_t wake_min; /* earliest wake due since the sweep was sent; -1 */
 	int stopping;
@@ -124,10 +139,6 @@ struct namespace
 	 */
 	struct delivery *delivery;
 	unsigned int reserved;
-	unsigned int
-	    batch[NAMESPACE_INFLIGHT_MAX]; /* asked by those in flight */
-	struct delivery_acks *acks[NAMESPACE_INFLIGHT_MAX]; /* they carry */
-	int batch_head; /* the oldest's */
 	enum via starved;
 	uint64_t leases_expired;
 	uint64_t dead;
@@ -144,6 +155,7 @@ struct namespace
 };
 
 static int ns_send(struct namespace *, enum via);
+static void ns_sweep_now(struct namespace *, enum via);
 static void ns_build_stats(struct namespace *, struct rcmd *);
 static void ns_build_status(struct namespace *, struct rcmd *);
 static void
@@ -332,7 +344,8 @@ ns_next(struct namespace *ns, enum via via, enum via again, int64_t wake_min,
 	if (ns->inflight > 0)
 		return;
 	if (again != VIA_NONE) {
-		namespace_sweep(ns, again);
+		/* As asked: a catch-up sweeps whatever the paths. */
+		ns_sweep_now(ns, again);
 		return;
 	}
 	if (wake_min >= 0 && (next < 0 || wake_min < next))
@@ -344,17 +357,16 @@ static void
 sweep_cb(
     struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 {
-	struct namespace *ns = privdata;
+	struct ns_sweep *sw = privdata;
+	struct namespace *ns = sw->ns;
 	long long count, next, now;
-	enum via via = ns->inflight_via, again = VIA_NONE;
+	enum via via = sw->via, again = VIA_NONE;
 	int64_t wake_min = -1;
-	unsigned int batch = ns->batch[ns->batch_head];
-	struct delivery_acks *acks = ns->acks[ns->batch_head];
+	unsigned int batch = sw->batch;
 
-	/* Replies come in the order sent: this one asked for batch. */
-	ns->acks[ns->batch_head] = NULL;
-	ns->batch_head = (ns->batch_head + 1) % NAMESPACE_INFLIGHT_MAX;
-	delivery_acks_answered(ns->delivery, acks, reply);
+	sw->busy = 0;
+	delivery_acks_answered(ns->delivery, sw->acks, reply);
+	sw->acks = NULL;
 	ns->reserved -= ns->delivery != NULL ? batch : 0;
 	/* The last reply in flight decides what comes next. */
 	if (--ns->inflight == 0) {
@@ -366,7 +378,14 @@ sweep_cb(
 	}
 	if (reply == NULL) {
 		ns->replies_lost++;
-		return; /* connection lost: its return sweeps everything */
+		/*
+		 * The connection's return sweeps everything, but a namespace
+		 * bound to another link since (a Cluster's slot moved) is not
+		 * on it: what waited for this reply goes there now.
+		 */
+		if (again != VIA_NONE && ns->link != sw->link)
+			ns_sweep_now(ns, again);
+		return;
 	}
 	histogram_observe(&ns->sweep_roundtrip, clock_mono_us() - sent_us);
 	if (reply->type == REDIS_REPLY_ERROR) {
@@ -382,7 +401,7 @@ sweep_cb(
 		return;
 	}
 	ns->sweeps++;
-	link_clock_sample(ns->link, sent_us, now);
+	link_clock_sample(sw->link, sent_us, now);
 	free(ns->last_error);
 	ns->last_error = NULL;
 	ns->next_due = next;
@@ -408,11 +427,17 @@ ns_send(struct namespace *ns, enum via via)
 {
 	unsigned int batch = ns->cfg->sweep_batch, slots;
 	struct delivery_acks *acks = NULL;
+	struct ns_sweep *sw;
 	struct rcmd cmd;
-	int rc;
+	int rc, i;
 
+	for (i = 0; i < NAMESPACE_INFLIGHT_MAX && ns->flight[i].busy; i++)
+		;
+	if (i == NAMESPACE_INFLIGHT_MAX)
+		return (-1); /* the callers keep below: cannot happen */
+	sw = &ns->flight[i];
 	if (ns->delivery == NULL)
-		rc = link_command(ns->link, sweep_cb, ns, &ns->sweep_cmd[via]);
+		rc = link_command(ns->link, sweep_cb, sw, &ns->sweep_cmd[via]);
 	else {
 		slots = ns_slots(ns);
 		if (slots < batch)
@@ -428,7 +453,7 @@ ns_send(struct namespace *ns, enum via via)
 		ns_build_sweep(ns, via, batch, &cmd);
 		/* It carries the acks waiting (see delivery.c's ack_add). */
 		acks = delivery_acks_take(ns->delivery, &cmd);
-		rc = link_command(ns->link, sweep_cb, ns, &cmd);
+		rc = link_command(ns->link, sweep_cb, sw, &cmd);
 		rcmd_free(&cmd);
 		if (rc != 0)
 			delivery_acks_answered(ns->delivery, acks, NULL);
@@ -436,14 +461,14 @@ ns_send(struct namespace *ns, enum via via)
 	}
 	if (rc != 0)
 		return (-1);
-	ns->batch[(ns->batch_head + ns->inflight) % NAMESPACE_INFLIGHT_MAX] =
-	    batch;
-	ns->acks[(ns->batch_head + ns->inflight) % NAMESPACE_INFLIGHT_MAX] =
-	    acks;
+	sw->busy = 1;
+	sw->link = ns->link;
+	sw->via = via;
+	sw->batch = batch;
+	sw->acks = acks;
 	if (ns->delivery != NULL)
 		ns->reserved += batch;
 	ns->inflight++;
-	ns->inflight_via = via;
 	return (0);
 }
 
@@ -488,8 +513,8 @@ wake_cb(
 	uint64_t at;
 
 	/* A Cluster publishes to every node: hear it once, on ns's own. */
-	if (w->link != ns->link || ns->stopping || mlen == 0 || mlen >= sizeof buf || msg[0] < '0' ||
-	    msg[0] > '9')
+	if (w->link != ns->link || ns->stopping || mlen == 0 ||
+	    mlen >= sizeof buf || msg[0] < '0' || msg[0] > '9')
 		return;
 	memcpy(buf, msg, mlen);
 	buf[mlen] = '\0';
@@ -712,6 +737,8 @@ namespace_new(struct event_base *base, struct evdns_base *dns,
 	int i;
 
 	ns = xcalloc(1, sizeof *ns);
+	for (i = 0; i < NAMESPACE_INFLIGHT_MAX; i++)
+		ns->flight[i].ns = ns;
 	ns->cfg = cfg;
 	ns->ns = nscfg;
 	ns->link = link;
@@ -776,8 +803,7 @@ namespace_subscribe(struct namespace *ns, struct link *link)
 	w = xmalloc(sizeof *w);
 	w->ns = ns;
 	w->link = link;
-	ns->wakes =
-	    xreallocarray(ns->wakes, ns->nwakes + 1, sizeof *ns->wakes);
+	ns->wakes = xreallocarray(ns->wakes, ns->nwakes + 1, sizeof *ns->wakes);
 	ns->wakes[ns->nwakes++] = w;
 	link_subscribe(link, ns->wake, wake_cb, w);
 	if (ns->watch != NULL)
@@ -857,7 +883,7 @@ namespace_free(struct namespace *ns)
 	watch_free(ns->watch);
 	/* Sweeps never answered (their link outlived the loop): their acks. */
 	for (i = 0; i < NAMESPACE_INFLIGHT_MAX; i++)
-		delivery_acks_answered(ns->delivery, ns->acks[i], NULL);
+		delivery_acks_answered(ns->delivery, ns->flight[i].acks, NULL);
 	delivery_free(ns->delivery);
 	for (i = 0; i < VIA_COUNT; i++)
 		rcmd_free(&ns->sweep_cmd[i]);
