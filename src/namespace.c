@@ -344,7 +344,10 @@ ns_next(struct namespace *ns, enum via via, enum via again, int64_t wake_min,
 	if (ns->inflight > 0)
 		return;
 	if (again != VIA_NONE) {
-		/* As asked: a catch-up sweeps whatever the paths. */
+		/*
+		 * As it was asked: it passed its path's check then, and a
+		 * catch-up sweeps whatever the paths.
+		 */
 		ns_sweep_now(ns, again);
 		return;
 	}
