@@ -247,7 +247,7 @@ t_is "at its old score" "$(rcli ZSCORE 'lapse:{v}:inflight' e1)" "$lease"
 # HSET) is checked before it, so that a refusal leaves the ack unapplied
 # (the hand-off's HSET used to be refused after the ack, which stood).
 xk4() { for s in due jobs inflight dead; do echo "lapse:{$1}:$s"; done; }
-for ns in x y; do
+for ns in x y z; do
 	rcli HSET "lapse:{$ns}:horizon" ms 0 >/dev/null
 	fcall_schedule $ns a1 at 1000 p1 >/dev/null
 	# shellcheck disable=SC2046
@@ -264,6 +264,10 @@ t_is "a sweep with an ack by a user who may not delete trigger keys is refused" 
     "$(as notrigx FCALL lapse_sweep 4 $(xk4 x) x sweep http 0 10 8388608 \
         60000 3 a1 1000 1)" "ERR no permission to DEL lapse:{x}:t:a2"
 t_is "and changed nothing: the ack it carried not applied" "$(digest)" "$d0"
+t_is "a1 still in flight, nothing counted; a2 still due" \
+    "$(rcli ZRANGE 'lapse:{x}:inflight' 0 -1):$(
+        rcli HGET 'lapse:{x}:counts' acked):$(
+        rcli ZRANGE 'lapse:{x}:due' 0 -1)" "a1::a2"
 rcli ACL SETUSER nohsety on '>pw' '~lapse:{y}:*' '&*' '+@all' '-hset' \
     >/dev/null
 d0=$(digest)
@@ -278,6 +282,19 @@ t_is "a1 still in flight with its record, nothing counted; a2 still due" \
         rcli HEXISTS 'lapse:{y}:jobs' a1):$(
         rcli HGET 'lapse:{y}:counts' acked):$(
         rcli ZRANGE 'lapse:{y}:due' 0 -1)" "a1:1::a2"
+rcli ACL SETUSER nozaddz on '>pw' '~lapse:{z}:*' '&*' '+@all' '-zadd' \
+    >/dev/null
+d0=$(digest)
+# shellcheck disable=SC2046
+t_is "a sweep with an ack by a user who may not ZADD is refused" \
+    "$(as nozaddz FCALL lapse_sweep 4 $(xk4 z) z sweep http 0 10 8388608 \
+        60000 3 a1 1000 1)" "ERR no permission to ZADD lapse:{z}:inflight"
+t_is "and changed nothing: the ack it carried not applied" "$(digest)" "$d0"
+t_is "a1 still in flight with its record, nothing counted; a2 still due" \
+    "$(rcli ZRANGE 'lapse:{z}:inflight' 0 -1):$(
+        rcli HEXISTS 'lapse:{z}:jobs' a1):$(
+        rcli HGET 'lapse:{z}:counts' acked):$(
+        rcli ZRANGE 'lapse:{z}:due' 0 -1)" "a1:1::a2"
 
 # --- scores and records written behind lapse's back -------------------------
 # They must never make a call fail after it wrote: a due time is floored
