@@ -277,6 +277,31 @@ START_TEST(test_redirect)
 }
 END_TEST
 
+/* The errors that say a call was not run while a Cluster settles. */
+static const struct {
+	const char *resp;
+	int settling;
+} settling_cases[] = {
+	{ "-TRYAGAIN Multiple keys request\r\n", 1 },
+	{ "-CLUSTERDOWN The cluster is down\r\n", 1 },
+	{ "-ASK 5463 127.0.0.1:7001\r\n", 1 },
+	{ "-MOVED 5463 127.0.0.1:7001\r\n", 1 },
+	{ "-READONLY You can't write against a read only replica.\r\n", 1 },
+	{ "-ASKING is not allowed\r\n", 0 },
+	{ "-MOVEDX 1 h:1\r\n", 0 },
+	{ "-ERR TRYAGAIN\r\n", 0 },
+	{ "+MOVED 1 h:1\r\n", 0 },
+};
+
+START_TEST(test_settling)
+{
+	redisReply *r = reply_of(settling_cases[_i].resp);
+
+	ck_assert_int_eq(clusterreply_settling(r), settling_cases[_i].settling);
+	freeReplyObject(r);
+}
+END_TEST
+
 START_TEST(test_unsettled_enabled)
 {
 	redisReply *r;
@@ -291,33 +316,6 @@ START_TEST(test_unsettled_enabled)
 	r = reply_of("-ERR no\r\n");
 	ck_assert(!clusterreply_unsettled(r));
 	freeReplyObject(r);
-
-	{
-		static const struct {
-			const char *resp;
-			int settling;
-		} cases[] = {
-			{ "-TRYAGAIN Multiple keys request\r\n", 1 },
-			{ "-CLUSTERDOWN The cluster is down\r\n", 1 },
-			{ "-ASK 5463 127.0.0.1:7001\r\n", 1 },
-			{ "-MOVED 5463 127.0.0.1:7001\r\n", 1 },
-			{ "-READONLY You can't write against a read only "
-			  "replica.\r\n",
-			    1 },
-			{ "-ASKING is not allowed\r\n", 0 },
-			{ "-MOVEDX 1 h:1\r\n", 0 },
-			{ "-ERR TRYAGAIN\r\n", 0 },
-			{ "+MOVED 1 h:1\r\n", 0 },
-		};
-		size_t i;
-
-		for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-			r = reply_of(cases[i].resp);
-			ck_assert_int_eq(
-			    clusterreply_settling(r), cases[i].settling);
-			freeReplyObject(r);
-		}
-	}
 
 	r = reply_of("$30\r\n# Cluster\r\ncluster_enabled:1\r\n\r\n");
 	ck_assert_int_eq(clusterreply_enabled(r, &cause), 1);
@@ -346,6 +344,7 @@ clusterreply_suite(void)
 	tcase_add_loop_test(tc, test_slots_bad, 0, NITEMS(bad_slots));
 	tcase_add_loop_test(tc, test_redirect, 0, NITEMS(redirects));
 	tcase_add_test(tc, test_unsettled_enabled);
+	tcase_add_loop_test(tc, test_settling, 0, NITEMS(settling_cases));
 	suite_add_tcase(s, tc);
 	return (s);
 }
