@@ -89,11 +89,10 @@ static const char *via_names[] = { "expired", "timer", "sweep" };
 /* A lapse_sweep in flight. */
 struct ns_sweep {
 	struct namespace *ns;
-	struct link *link; /* sent there */
+	struct link *link; /* sent there; NULL: this record is free */
 	enum via via;
 	unsigned int batch; /* events it may lease (delivery sinks) */
 	struct delivery_acks *acks; /* the acks it carries, or NULL */
-	int busy;
 };
 
 /* The namespace's wake channel as subscribed on one link. */
@@ -125,7 +124,7 @@ struct namespace
 	uint64_t timer_at; /* monotonic us it is armed for; 0: none */
 	struct event *sweep_timer; /* every sweep-interval */
 	struct ns_sweep flight[NAMESPACE_INFLIGHT_MAX]; /* sweeps in flight */
-	int inflight; /* how many are busy */
+	int inflight; /* how many records are in use */
 	enum via again; /* another sweep asked for while one was in flight */
 	int64_t wake_min; /* earliest wake due since the sweep was sent; -1 */
 	int stopping;
@@ -362,14 +361,15 @@ sweep_cb(
 {
 	struct ns_sweep *sw = privdata;
 	struct namespace *ns = sw->ns;
+	struct link *link = sw->link;
 	long long count, next, now;
 	enum via via = sw->via, again = VIA_NONE;
 	int64_t wake_min = -1;
 	unsigned int batch = sw->batch;
 
-	sw->busy = 0;
 	delivery_acks_answered(ns->delivery, sw->acks, reply);
 	sw->acks = NULL;
+	sw->link = NULL;
 	ns->reserved -= ns->delivery != NULL ? batch : 0;
 	/* The last reply in flight decides what comes next. */
 	if (--ns->inflight == 0) {
@@ -386,7 +386,7 @@ sweep_cb(
 		 * bound to another link since (a Cluster's slot moved) is not
 		 * on it: what waited for this reply goes there now.
 		 */
-		if (again != VIA_NONE && ns->link != sw->link)
+		if (again != VIA_NONE && ns->link != link)
 			ns_sweep_now(ns, again);
 		return;
 	}
@@ -404,7 +404,7 @@ sweep_cb(
 		return;
 	}
 	ns->sweeps++;
-	link_clock_sample(sw->link, sent_us, now);
+	link_clock_sample(link, sent_us, now);
 	free(ns->last_error);
 	ns->last_error = NULL;
 	ns->next_due = next;
@@ -434,7 +434,8 @@ ns_send(struct namespace *ns, enum via via)
 	struct rcmd cmd;
 	int rc, i;
 
-	for (i = 0; i < NAMESPACE_INFLIGHT_MAX && ns->flight[i].busy; i++)
+	for (i = 0; i < NAMESPACE_INFLIGHT_MAX && ns->flight[i].link != NULL;
+	     i++)
 		;
 	if (i == NAMESPACE_INFLIGHT_MAX)
 		return (-1); /* the callers keep below: cannot happen */
@@ -464,7 +465,6 @@ ns_send(struct namespace *ns, enum via via)
 	}
 	if (rc != 0)
 		return (-1);
-	sw->busy = 1;
 	sw->link = ns->link;
 	sw->via = via;
 	sw->batch = batch;
