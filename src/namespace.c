@@ -684,8 +684,10 @@ ns_build_status(struct namespace *ns, struct rcmd *c)
  * in flight the first free slot sweeps; with some in flight, another is
  * sent once a quarter of the slots are free and not promised to them, so
  * that the next batch is on its way while this one is delivered (a sweep
- * per slot would cost Redis a call per event). Until then the namespace
- * stays starved, and the last reply decides what comes next.
+ * per slot would cost Redis a call per event). The namespace stays
+ * starved until the last reply in flight, which decides what comes next:
+ * also while that lone first sweep is in flight, or the slots freed
+ * meanwhile would wait for its reply (refill_inflight.sh).
  */
 static void
 slot_cb(void *arg)
@@ -697,8 +699,7 @@ slot_cb(void *arg)
 	if (via == VIA_NONE || ns->stopping || !link_ready(ns->link))
 		return;
 	if (ns->inflight == 0) {
-		ns->starved = VIA_NONE;
-		ns_sweep_now(ns, via);
+		ns_sweep_now(ns, via); /* still starved: see above */
 		return;
 	}
 	refill = ns->ns->delivery.concurrency / NAMESPACE_REFILL_PART;
