@@ -3,10 +3,13 @@
 # callgrind, so that the cost of a change to lua/lapse.lua is a number
 # that does not depend on how busy the machine is: LIB's library loaded
 # on a private redis-server under valgrind, N events due 10 s ago in each
-# of two namespaces; it prints the instructions (Ir) per lapse_claim
+# of three namespaces; it prints the instructions (Ir) per lapse_claim
 # (via timer, sink stream: one event a call, as the timer and expired
-# paths fire) and per event of lapse_sweep (batches of 512). With
-# CLUSTER=1 the server is a Cluster node holding all slots.
+# paths fire), per event of lapse_sweep (batches of 512), and per event
+# delivered (sink http: each lapse_sweep leases 16 and carries the acks
+# of the 16 the one before leased, as a reactor's refills do while a
+# backlog drains). With CLUSTER=1 the server is a Cluster node holding
+# all slots.
 #
 # Run from a built tree: tools/claim-cost.sh [LIB [N]]
 # (default lua/built/lapse.lua and 2000; valgrind and redis-server from
@@ -81,6 +84,7 @@ ir() {
 
 resp c schedule | r --pipe >/dev/null
 resp s schedule | r --pipe >/dev/null
+resp h schedule | r --pipe >/dev/null
 # The first call binds the library's builtins: not counted.
 r FCALL lapse_claim 4 'lapse:{c}:due' 'lapse:{c}:jobs' 'lapse:{c}:t:x' \
     'lapse:{c}:fired' c x timer stream 0 >/dev/null
@@ -93,8 +97,25 @@ while [ "$(r FCALL lapse_sweep 3 'lapse:{s}:due' 'lapse:{s}:jobs' \
 	:
 done
 sweep=$(ir)
+
+# Delivery: lease 16, ack them with the next lease, until none is left
+# (at most n / 16 + 2 calls).
+hk=('lapse:{h}:due' 'lapse:{h}:jobs' 'lapse:{h}:inflight' 'lapse:{h}:dead')
+acks=()
+callgrind_control -z "$pid" >/dev/null 2>&1
+for _ in $(seq 1 $((n / 16 + 2))); do
+	reply=$(r -2 --json FCALL lapse_sweep 4 "${hk[@]}" h sweep http 0 16 \
+	    8388608 30000 5 "${acks[@]}")
+	# The fences of what it leased: member, due and attempt.
+	mapfile -t acks < <(jq -r '.[4] as $r | range(0; $r | length; 7) |
+	    $r[. + 5], $r[. + 1], $r[. + 2]' <<<"$reply")
+	[ ${#acks[@]} -eq 0 ] && break
+done
+deliver=$(ir)
 fired="$(r XLEN 'lapse:{c}:fired') $(r XLEN 'lapse:{s}:fired')"
-[ "$fired" = "$n $n" ] || echo "claim-cost: fired $fired, not $n $n" >&2
+fired="$fired $(r HGET 'lapse:{h}:counts' acked)"
+[ "$fired" = "$n $n $n" ] || echo "claim-cost: fired $fired, not $n $n $n" >&2
 echo "$(basename "$lib")${CLUSTER:+ (Cluster node)}:" \
     "lapse_claim $((claim / n)) Ir a call," \
-    "lapse_sweep $((sweep / n)) Ir an event ($n each)"
+    "lapse_sweep $((sweep / n)) Ir an event," \
+    "delivery $((deliver / n)) Ir an event ($n each)"
