@@ -323,7 +323,7 @@ static const char opts_usage_head[] =
     "      --wrk P            wrk, http-drain's yardstick (default: "
     "from PATH;\n"
     "                         without it the ratio is skipped)\n"
-    "      --http-events N    http-drain's backlog (20000)\n"
+    "      --http-events N    http-drain's backlog (100000)\n"
     "      --exec-events N    exec-drain's backlog and the spawn loop's "
     "(2000)\n"
     "      --delivery-duration D  length of http-1k, http-5k and the "
@@ -564,7 +564,7 @@ opts_defaults(struct opts *o)
 	o->sweep_batch = CONF_SWEEP_BATCH;
 	o->stream_maxlen = CONF_STREAM_MAXLEN;
 	o->ns = "bench";
-	o->http_events = 20000;
+	o->http_events = 100000;
 	o->exec_events = 2000;
 	o->delivery_ms = 5000;
 }
