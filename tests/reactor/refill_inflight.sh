@@ -7,11 +7,11 @@
 # lone sweep cleared the namespace's "waiting for slots" state, and a
 # drain's slots emptied to a handful each time a lone sweep was slow.)
 #
-# concurrency = 4: e1 (answered after 0.5 s) and e2-e4 (after 1.5 s) are
-# leased at once; e5-e8 wait. Redis is paused from their arrival at the
-# receiver until 3.5 s. e1's answer sends the lone sweep; e2-e4's each
-# send one more, up to four in flight. All four are answered when the
-# pause ends, each more than 1 s after it was sent.
+# concurrency = 4: e1 (answered after 1 s) and e2-e4 (after 2.5 s) are
+# leased at once; e5-e8 wait. Redis is paused for 5 s from their arrival
+# at the receiver. e1's answer sends the lone sweep; e2-e4's each send
+# one more, up to four in flight. All four are answered when the pause
+# ends, each more than 1 s after it was sent.
 . "$TESTS_LIB"
 t_start 60
 redis_start
@@ -36,20 +36,20 @@ over_1s() {
 }
 
 due=$(($(redis_time_ms) + 300))
-fcall_schedule s e1 at "$due" p1 url "$BASE/slow/500/e1" >/dev/null
+fcall_schedule s e1 at "$due" p1 url "$BASE/slow/1000/e1" >/dev/null
 for i in 2 3 4; do
-	fcall_schedule s "e$i" at "$due" "p$i" url "$BASE/slow/1500/e$i" \
+	fcall_schedule s "e$i" at "$due" "p$i" url "$BASE/slow/2500/e$i" \
 	    >/dev/null
 done
 for i in 5 6 7 8; do
 	fcall_schedule s "e$i" at "$due" "p$i" >/dev/null
 done
 wait_until 10 "e1-e4 at the receiver" '[ "$(nreqs)" -ge 4 ]'
-rcli CLIENT PAUSE 3500 WRITE >/dev/null
-paused_until=$(($(redis_time_ms) + 3500))
+rcli CLIENT PAUSE 5000 WRITE >/dev/null
+paused_until=$(($(redis_time_ms) + 5000))
 t_is "e1-e4 arrived, e5-e8 wait for a slot" \
     "$(hook_requests r '.' | jq -r '.path' | sort | tr '\n' ' ')" \
-    "/slow/1500/e2 /slow/1500/e3 /slow/1500/e4 /slow/500/e1 "
+    "/slow/1000/e1 /slow/2500/e2 /slow/2500/e3 /slow/2500/e4 "
 t_is "no sweep held yet" "$(over_1s)" 0
 
 wait_until 20 "e5-e8 delivered" '[ "$(nreqs)" -ge 8 ]'
