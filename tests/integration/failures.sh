@@ -255,46 +255,35 @@ for ns in x y z; do
 	    >/dev/null
 	fcall_schedule $ns a2 at 2000 p2 >/dev/null
 done
+# refused_ack NS USER WHAT WANT: a sweep of NS by USER, carrying the ack
+# of a1, is refused with WANT (USER may not WHAT), and changes nothing: a1
+# still in flight with its record, nothing counted, a2 still due.
+refused_ack() {
+	local ns=$1 user=$2 what=$3 want=$4 d0
+	d0=$(digest)
+	# shellcheck disable=SC2046
+	t_is "a sweep with an ack by a user who may not $what is refused" \
+	    "$(as "$user" FCALL lapse_sweep 4 $(xk4 "$ns") "$ns" sweep http 0 \
+	        10 8388608 60000 3 a1 1000 1)" "$want"
+	t_is "and changed nothing: the ack it carried not applied" \
+	    "$(digest)" "$d0"
+	t_is "a1 still in flight with its record, nothing counted; a2 still due" \
+	    "$(rcli ZRANGE "lapse:{$ns}:inflight" 0 -1):$(
+	        rcli HEXISTS "lapse:{$ns}:jobs" a1):$(
+	        rcli HGET "lapse:{$ns}:counts" acked):$(
+	        rcli ZRANGE "lapse:{$ns}:due" 0 -1)" "a1:1::a2"
+}
 rcli ACL SETUSER notrigx on '>pw' '~lapse:{x}:due' '~lapse:{x}:jobs' \
     '~lapse:{x}:inflight' '~lapse:{x}:dead' '~lapse:{x}:counts' \
     '%R~lapse:{x}:horizon' '&*' '+@all' >/dev/null
-d0=$(digest)
-# shellcheck disable=SC2046
-t_is "a sweep with an ack by a user who may not delete trigger keys is refused" \
-    "$(as notrigx FCALL lapse_sweep 4 $(xk4 x) x sweep http 0 10 8388608 \
-        60000 3 a1 1000 1)" "ERR no permission to DEL lapse:{x}:t:a2"
-t_is "and changed nothing: the ack it carried not applied" "$(digest)" "$d0"
-t_is "a1 still in flight, nothing counted; a2 still due" \
-    "$(rcli ZRANGE 'lapse:{x}:inflight' 0 -1):$(
-        rcli HGET 'lapse:{x}:counts' acked):$(
-        rcli ZRANGE 'lapse:{x}:due' 0 -1)" "a1::a2"
+refused_ack x notrigx "delete trigger keys" \
+    "ERR no permission to DEL lapse:{x}:t:a2"
 rcli ACL SETUSER nohsety on '>pw' '~lapse:{y}:*' '&*' '+@all' '-hset' \
     >/dev/null
-d0=$(digest)
-# shellcheck disable=SC2046
-out=$(as nohsety FCALL lapse_sweep 4 $(xk4 y) y sweep http 0 10 8388608 \
-    60000 3 a1 1000 1)
-t_is "a sweep with an ack by a user who may not HSET is refused" \
-    "$out" "ERR no permission to HSET lapse:{y}:jobs"
-t_is "and changed nothing: the ack it carried not applied" "$(digest)" "$d0"
-t_is "a1 still in flight with its record, nothing counted; a2 still due" \
-    "$(rcli ZRANGE 'lapse:{y}:inflight' 0 -1):$(
-        rcli HEXISTS 'lapse:{y}:jobs' a1):$(
-        rcli HGET 'lapse:{y}:counts' acked):$(
-        rcli ZRANGE 'lapse:{y}:due' 0 -1)" "a1:1::a2"
+refused_ack y nohsety HSET "ERR no permission to HSET lapse:{y}:jobs"
 rcli ACL SETUSER nozaddz on '>pw' '~lapse:{z}:*' '&*' '+@all' '-zadd' \
     >/dev/null
-d0=$(digest)
-# shellcheck disable=SC2046
-t_is "a sweep with an ack by a user who may not ZADD is refused" \
-    "$(as nozaddz FCALL lapse_sweep 4 $(xk4 z) z sweep http 0 10 8388608 \
-        60000 3 a1 1000 1)" "ERR no permission to ZADD lapse:{z}:inflight"
-t_is "and changed nothing: the ack it carried not applied" "$(digest)" "$d0"
-t_is "a1 still in flight with its record, nothing counted; a2 still due" \
-    "$(rcli ZRANGE 'lapse:{z}:inflight' 0 -1):$(
-        rcli HEXISTS 'lapse:{z}:jobs' a1):$(
-        rcli HGET 'lapse:{z}:counts' acked):$(
-        rcli ZRANGE 'lapse:{z}:due' 0 -1)" "a1:1::a2"
+refused_ack z nozaddz ZADD "ERR no permission to ZADD lapse:{z}:inflight"
 
 # --- scores and records written behind lapse's back -------------------------
 # They must never make a call fail after it wrote: a due time is floored
