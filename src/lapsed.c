@@ -396,12 +396,21 @@ listen_open(struct lapsed *d)
 static int
 detach(struct lapsed *d)
 {
+	sigset_t none;
+
 	if (d->daemonize && daemon(0, 0) == -1) {
 		fprintf(stderr, "lapsed: daemon: %s\n", strerror(errno));
 		return (stop(d, 1));
 	}
 	pidfile_write(d);
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * A signal mask survives exec: a SIGCHLD blocked by whoever started
+	 * lapsed would leave every command unreaped, its attempt running
+	 * and its lease renewed for good; a blocked SIGTERM, no way to stop.
+	 */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	return (0);
 }
 

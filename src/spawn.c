@@ -451,9 +451,11 @@ env_named(char *const *entries, size_t from, const char *entry)
 }
 
 /*
- * Whether entry is one of the service manager's variables for lapsed
- * itself (sd_notify(3)): a command that used them would speak for lapsed,
- * telling systemd it is ready, stopping or alive.
+ * Whether entry is lapsed's own and not the command's: the service
+ * manager's variables for lapsed itself (sd_notify(3)), which a command
+ * would use to speak for lapsed (ready, stopping, alive), and lapse's
+ * (LAPSE_*): LAPSE_REDIS_PASSWORD is a secret, and the command's LAPSE_*
+ * are the event's, none left over from lapsed's environment.
  */
 static int
 env_withheld(const char *entry)
@@ -462,6 +464,8 @@ env_withheld(const char *entry)
 		"WATCHDOG_USEC" };
 	size_t len = env_name_len(entry), i;
 
+	if (strncmp(entry, "LAPSE_", 6) == 0)
+		return (1);
 	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
 		if (strlen(names[i]) == len &&
 		    strncmp(names[i], entry, len) == 0)
@@ -471,8 +475,8 @@ env_withheld(const char *entry)
 }
 
 /*
- * The child's environment: environ without the service manager's
- * variables and the names extra sets, then extra, each name once (its
+ * The child's environment: environ without lapsed's own variables
+ * (env_withheld) and the names extra sets, then extra, each name once (its
  * last entry). The strings are borrowed; free the array only.
  */
 static char **

@@ -328,6 +328,7 @@ url_parse(const char *url, struct webhook_url *u, char **cause)
 	char *host = NULL, *porttext = NULL, *bare;
 	unsigned short port;
 	struct in_addr in4;
+	struct in6_addr in6;
 	size_t i;
 
 	memset(u, 0, sizeof *u);
@@ -351,7 +352,13 @@ url_parse(const char *url, struct webhook_url *u, char **cause)
 	evhttp_uri_free(uri);
 
 	if (host[0] == '[') {
+		/* An IPv6 address; not RFC 3986's IPvFuture ("[v1.x]"). */
 		u->host = xstrndup(host + 1, strlen(host) - 2);
+		if (inet_pton(AF_INET6, u->host, &in6) != 1) {
+			*cause = xstrdup("URL host in brackets must be an IPv6 "
+			                 "address");
+			goto fail;
+		}
 		u->is_ip = 1;
 	} else {
 		u->host = xstrdup(host);
@@ -781,6 +788,14 @@ conn_new(struct webhook_client *client, const struct webhook_url *url,
 	evhttp_connection_set_retries(conn->evcon, 0);
 	evhttp_connection_set_max_headers_size(
 	    conn->evcon, WEBHOOK_HEADERS_MAX);
+	/*
+	 * evhttp buffers a line until its end, and a chunk-size line has no
+	 * limit: past what the headers and the largest chunk allowed
+	 * (header_cb) take, stop reading (a line that never ends then meets
+	 * the call's deadline).
+	 */
+	bufferevent_setwatermark(
+	    conn->bev, EV_READ, 0, WEBHOOK_HEADERS_MAX + 2 * WEBHOOK_BODY_MAX);
 	evhttp_connection_set_closecb(conn->evcon, conn_close_cb, conn);
 	conn->idle_timer = evtimer_new(client->base, conn_idle_cb, conn);
 	if (conn->idle_timer == NULL)
@@ -879,7 +894,7 @@ response_reusable(struct evhttp_request *req)
 	} else if (connection == NULL ||
 	    strcasecmp(connection, "keep-alive") != 0)
 		return (0);
-	if (status == 204 || status == 304 || (status >= 100 && status < 200))
+	if (status == 204 || status == 304)
 		return (1);
 	if (te != NULL && strcasecmp(te, "chunked") == 0)
 		return (1);
@@ -981,14 +996,36 @@ header_cb(struct evhttp_request *req, void *arg)
 {
 	struct webhook_call *call = arg;
 	struct evkeyvalq *h = evhttp_request_get_input_headers(req);
-	const char *location;
+	const char *location, *te;
 	int status = evhttp_request_get_response_code(req);
 
-	/* An interim response (100 Continue) is followed by the real one. */
-	if (status >= 100 && status < 200)
+	/*
+	 * An interim answer: the final one follows. After a 100 Continue
+	 * evhttp 2.1 goes back to writing the request (nothing is left to
+	 * write) and reads on once the output has drained; a socket's
+	 * bufferevent says so even when it was empty, OpenSSL's never does,
+	 * and the call would hang until its deadline. Say it for OpenSSL's,
+	 * deferred to after evhttp's switch to writing. The other interim
+	 * answers end the request (request_cb).
+	 */
+	if (status >= 100 && status < 200) {
+		if (status == 100 && call->conn->ssl != NULL)
+			bufferevent_trigger(call->conn->bev, EV_WRITE,
+			    BEV_TRIG_DEFER_CALLBACKS);
 		return (0);
+	}
 	call->headers_seen = 1;
 	call->status = status;
+	/*
+	 * evhttp reads a chunk whole before chunk_cb sees it, however long
+	 * the chunk-size line says it is: the chunks may announce twice what
+	 * is kept, no more (EVREQ_HTTP_DATA_TOO_LONG: request_cb). A body of
+	 * a known length, or read until the close, comes as it arrives.
+	 */
+	te = evhttp_find_header(h, "Transfer-Encoding");
+	evhttp_connection_set_max_body_size(call->conn->evcon,
+	    te != NULL && strcasecmp(te, "chunked") == 0 ? 2 * WEBHOOK_BODY_MAX
+	                                                 : EV_SIZE_MAX);
 	call->retry_after_ms =
 	    webhook_retry_after(evhttp_find_header(h, "Retry-After"),
 	        evhttp_find_header(h, "Date"), time(NULL));
@@ -1063,14 +1100,31 @@ static void
 request_cb(struct evhttp_request *req, void *arg)
 {
 	struct webhook_call *call = arg;
-	int reusable = 0;
+	int reusable = 0, status;
 
 	if (!call->error_seen)
 		call->saved_errno = errno;
-	if (req != NULL && evhttp_request_get_response_code(req) != 0) {
+	status = req != NULL ? evhttp_request_get_response_code(req) : 0;
+	if (status >= 100 && status < 200) {
+		/*
+		 * evhttp 2.1 ends a request at an interim answer other than
+		 * 100 Continue (103 Early Hints, say): the final answer, still
+		 * on its way, would be read as the next request's. The
+		 * connection goes with it.
+		 */
+		xasprintf(&call->error,
+		    "HTTP %d: interim answers other than 100 are not supported",
+		    status);
+	} else if (status != 0) {
 		if (!call->headers_seen)
 			header_cb(req, call);
-		reusable = response_reusable(req);
+		reusable = !call->error_seen && response_reusable(req);
+	} else if (call->headers_seen &&
+	    call->http_error == EVREQ_HTTP_DATA_TOO_LONG) {
+		/* Chunks announcing too much: the answer is its status. */
+		log_debug("webhook: %s: body longer than %d bytes, the rest "
+		          "unread",
+		    call->url->key, WEBHOOK_BODY_MAX);
 	} else
 		call->error = call_failure(call);
 	conn_release(call->conn, reusable);

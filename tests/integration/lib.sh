@@ -528,6 +528,14 @@ hookrecv_start() {
 	printf -v "HOOK_PORT_$name" '%s' "$(cat "$portfile")"
 }
 
+# rawhttp_start NAME [--cert PEM --key KEY]: tests/rawhttp.py, the
+# receiver that writes its answers byte by byte (interim 1xx answers,
+# hostile chunked bodies), started as hookrecv_start starts hookrecv: its
+# log in $T_DIR/hook-NAME.log, its port in HOOK_PORT_NAME.
+rawhttp_start() {
+	HOOKRECV="$(dirname "$TESTS_LIB")/../rawhttp.py" hookrecv_start "$@"
+}
+
 # hookrecv_stop NAME: SIGTERM, wait (at most 10 s, then SIGKILL) and
 # answer its exit code.
 hookrecv_stop() {
@@ -579,6 +587,13 @@ tls_make_ca() {
 		sed 's/^/# /' "$log"
 		exit 1
 	fi
+}
+
+# dead NS: the dead stream's entries as "id|attempts|error" lines.
+dead() {
+	rcli -2 --json XRANGE "lapse:{$1}:dead" - + | jq -r '.[] | .[1] |
+	    [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
+	    "\(.id)|\(.attempts)|\(.error)"' | sort
 }
 
 # --- recurring events ---------------------------------------------------------

@@ -16,11 +16,6 @@ left() {
 	printf '%s%s%s' "$(rcli ZCARD "lapse:{$1}:inflight")" \
 	    "$(rcli ZCARD "lapse:{$1}:due")" "$(rcli HLEN "lapse:{$1}:jobs")"
 }
-dead() {
-	rcli -2 --json XRANGE "lapse:{$1}:dead" - + | jq -r '.[] | .[1] |
-	    [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
-	    "\(.id)|\(.attempts)|\(.error)"' | sort
-}
 
 # record.sh: keeps what it was given, one directory per run.
 cat >"$T_DIR/record.sh" <<EOF
@@ -170,4 +165,38 @@ wait_until 10 "s2 to run it" '[ "$(left stub)" = 000 ]'
 t_is "another reactor ran it at once (the lease is 1 h), as attempt 1 again" \
     "$(tr '\n' ' ' <"$T_DIR/stubborn.s")" "1 1 "
 lapsed_stop s2
+
+# --- lapsed's own environment and signal mask -----------------------------
+# Started with SIGCHLD blocked (a mask survives exec: its commands were
+# never reaped, their attempts running for good) and with LAPSE_*
+# variables of its own, the Redis password among them: the command runs
+# and is acked, and its LAPSE_* are the event's alone.
+cat >"$T_DIR/envdump.sh" <<'EOF'
+#!/bin/sh
+cat >/dev/null
+env | grep '^LAPSE_' | sed 's/=.*//' | sort | tr '\n' ' ' >"${0%/*}/envdump"
+EOF
+cat >"$T_DIR/sigblock.py" <<'EOF'
+import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+os.execvp(sys.argv[1], sys.argv[1:])
+EOF
+chmod +x "$T_DIR/envdump.sh"
+export REDISCLI_AUTH=s3cret-pw
+redis_start auth --requirepass "$REDISCLI_AUTH"
+lapsed_conf a1 "$(exec_ns envd "$T_DIR/envdump.sh")" "max-attempts = 1"
+LAPSE_REDIS_PASSWORD=$REDISCLI_AUTH LAPSE_MISSED=7 \
+    LAPSED_WRAPPER="python3 $T_DIR/sigblock.py ${LAPSED_WRAPPER:-}" \
+    lapsed_start a1
+wait_for 20 "a1 to listen" lapsed_ready a1
+LAPSE_REDIS_PASSWORD=$REDISCLI_AUTH lapse_cli schedule envd e --in 100ms \
+    >/dev/null
+wait_until 10 "the command acked" '[ "$(left envd)" = 000 ]'
+t_is "SIGCHLD blocked at start: the command reaped, its event acked" \
+    "$(left envd):$(rcli XLEN 'lapse:{envd}:dead')" "000:0"
+t_is "the command's LAPSE_* are the event's: no password, no LAPSE_MISSED" \
+    "$(cat "$T_DIR/envdump")" \
+    "LAPSE_ATTEMPT LAPSE_DUE LAPSE_ID LAPSE_IDEMPOTENCY_KEY LAPSE_NS "
+lapsed_stop a1
+t_is "a1 exits 0" "$?" 0
 t_done

@@ -23,12 +23,6 @@ reqs() {
 nreqs() {
 	reqs "$1" | wc -l
 }
-# dead NS: the dead stream's entries as "id|attempts|error" lines.
-dead() {
-	rcli -2 --json XRANGE "lapse:{$1}:dead" - + | jq -r '.[] | .[1] |
-	    [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
-	    "\(.id)|\(.attempts)|\(.error)"' | sort
-}
 left() {
 	printf '%s%s%s' "$(rcli ZCARD "lapse:{$1}:inflight")" \
 	    "$(rcli ZCARD "lapse:{$1}:due")" "$(rcli HLEN "lapse:{$1}:jobs")"

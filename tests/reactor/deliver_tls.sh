@@ -34,11 +34,6 @@ t_is "the test's certificates" "$(ls "$D"/*.pem | wc -l)" 4
 hookrecv_start good --tls "$D/good.pem" "$D/good.key"
 hookrecv_start wrong --tls "$D/wrongname.pem" "$D/wrongname.key"
 hookrecv_start untrusted --tls "$D/untrusted.pem" "$D/untrusted.key"
-dead() {
-	rcli -2 --json XRANGE "lapse:{$1}:dead" - + | jq -r '.[] | .[1] |
-	    [range(0; length; 2) as $i | { (.[$i]): .[$i + 1] }] | add |
-	    "\(.id)|\(.attempts)|\(.error)"' | sort
-}
 https() {
 	printf '%s\n' "[namespace $1]" "sink = http" \
 	    "url = https://127.0.0.1:$2/ok/$1/" "ca-file = $D/ca.pem" \

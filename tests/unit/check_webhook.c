@@ -99,6 +99,9 @@ static const struct bad_url {
 	{ "http://[zz]/", "malformed URL" },
 	{ "http://h/%zz", "malformed URL" },
 	{ "http://h/a\"b", "malformed URL" },
+	/* RFC 3986's IPvFuture, which evhttp takes: a name to resolve. */
+	{ "http://[v1.example.invalid]:8080/",
+	    "URL host in brackets must be an IPv6 address" },
 };
 
 START_TEST(test_url_good)
