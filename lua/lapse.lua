@@ -154,7 +154,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 15
+local VERSION = 16
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -1374,6 +1374,8 @@ local function occurrences_to_end(p, id, w)
 	    triggers = {} }
 	check_type(e.inflight, 'zset')
 	check_acl('ZREM', e.inflight, e.members[1])
+	check_acl('ZREM', p .. 'due', e.members[1])
+	check_acl('HDEL', p .. 'jobs', e.members[1])
 	for i, m in ipairs(e.members) do
 		e.triggers[i] = p .. 't:' .. m
 		check_acl('DEL', e.triggers[i])
@@ -1473,6 +1475,14 @@ local function claim_check(c, b)
 		return
 	end
 	b.checked = true
+	-- The commands of steps 3 and 4, on keys FCALL has checked but not
+	-- with them: a user may run FCALL on these keys and not ZREM or HDEL
+	-- (a stream's XADD, and an inflight's ZADD and HSET, are run
+	-- protected: a refusal there stops the claim cleanly).
+	check_acl('ZREM', c.due, b.id[1])
+	if not c.sink.lease then
+		check_acl('HDEL', c.jobs, b.id[1])
+	end
 	if b.adopted or c.watched then
 		check_type(c.gone, 'zset')
 		check_acl('ZADD', c.gone, c.now, b.id[1])
@@ -1805,6 +1815,11 @@ local function schedule(keys, args)
 		-- Not in KEYS: checked before the first write.
 		check_acl('ZREM', flying.key, id)
 	end
+	-- The commands after the first write (HSET), on keys FCALL has
+	-- checked but not with them.
+	check_acl('ZADD', keys[1], due, id)
+	check_acl('SET', keys[3], '', 'PXAT', due)
+	check_acl('DEL', keys[3])
 	-- A recurrence replaced ends its occurrences under way, as the
 	-- event in flight is replaced.
 	local ending = rec and occurrences_to_end(p, id, rec.w)
@@ -1864,6 +1879,8 @@ local function cancel_inflight(p, keys, id)
 		return 0
 	end
 	check_acl('ZREM', inflight, id)
+	check_acl('HDEL', keys[2], id)
+	check_acl('DEL', keys[3])
 	redis_call('ZREM', inflight, id)
 	redis_call('HDEL', keys[2], id)
 	redis_call('DEL', keys[3])
@@ -1905,6 +1922,8 @@ local function cancel(keys, args)
 		key = cancel_key(p, rec, due_of(score), now)
 	end
 	local ending = occurrences_to_end(p, id, rec.w)
+	check_acl('HDEL', keys[2], id)
+	check_acl('DEL', keys[3])
 	redis_call('ZREM', keys[1], id)
 	redis_call('HDEL', keys[2], id)
 	redis_call('DEL', keys[3])
@@ -2251,6 +2270,22 @@ local function acks_holding(c, want, dues, attempts)
 	return ids
 end
 
+-- The commands of an ack (acks_write), and of a retry or a recovered
+-- lease (back to due with its record rewritten, or to dead), checked
+-- before a call's first write: FCALL checks the keys of KEYS, not the
+-- commands run on them, and Redis does not undo what a refused call wrote.
+local function check_ack_acl(c)
+	check_acl('ZREM', c.inflight, 'x')
+	check_acl('HDEL', c.jobs, 'x')
+end
+
+local function check_retry_acl(c)
+	check_ack_acl(c)
+	check_acl('ZADD', c.due, '0', 'x')
+	check_acl('HSET', c.jobs, 'x', 'x')
+	check_acl('XADD', c.dead, '*', 'x', 'x')
+end
+
 -- The acks of ids (acks_holding's): out of inflight and jobs, counted in
 -- acked. Returns how many.
 local function acks_write(c, ids)
@@ -2265,11 +2300,14 @@ local function acks_write(c, ids)
 end
 
 -- The leases a delivery sweep recovers: ids in flight whose deadline is
--- not after now, earliest first, at most RECOVER_MAX, and their raw
--- records (false: none), but for the ids the same call acks (acked[id]:
--- an attempt that succeeded is done, however late its ack). taken[i]:
--- leased again by this call.
-local function expired_leases(c, acked)
+-- not after now, earliest first, at most RECOVER_MAX, and no more once
+-- their records reach budget bytes (at least one: a sweep recovers what
+-- it reads, and rewrites each record it reads, in jobs or in dead), and
+-- their raw records (false: none), but for the ids the same call acks
+-- (acked[id]: an attempt that succeeded is done, however late its ack).
+-- Records are read in chunks as take_due reads them. taken[i]: leased
+-- again by this call.
+local function expired_leases(c, acked, budget)
 	local r = redis_call('ZRANGE', c.inflight, '-inf', c.fired,
 	    'BYSCORE', 'LIMIT', '0', RECOVER_MAX_TEXT, 'WITHSCORES')
 	local ids, scores, k = {}, {}, 0
@@ -2282,13 +2320,28 @@ local function expired_leases(c, acked)
 	end
 	local lost = { id = ids, score = scores, raw = {}, rec = {},
 	    taken = {} }
-	if #ids > 0 then
-		lost.raw = redis_call('HMGET', c.jobs, unpack(ids))
-	end
-	for i = 1, #ids do
-		if lost.raw[i] then
-			lost.rec[i] = record_unpack(lost.raw[i])
+	local raw, n, bytes = lost.raw, 0, 0
+	while n < k and (n == 0 or bytes < budget) do
+		local chunk = (budget - bytes) / RECORD_BYTES
+		chunk = chunk - chunk % 1
+		local to = n + (chunk < 1 and 1 or chunk)
+		to = to < k and to or k
+		local from = n + 1
+		local got = redis_call('HMGET', c.jobs, unpack(ids, from, to))
+		for i = from, to do
+			raw[i] = got[i - from + 1]
+			if raw[i] then
+				lost.rec[i] = record_unpack(raw[i])
+				bytes = bytes + #raw[i]
+			end
+			n = i
+			if bytes >= budget then
+				break
+			end
 		end
+	end
+	for i = n + 1, k do
+		ids[i], scores[i] = nil, nil
 	end
 	return lost
 end
@@ -2396,17 +2449,23 @@ local function lease_sweep(c, keys, args)
 	local plan = promotion(c, hms, hmark)
 	local b = take_due(c, n, m)
 	local acked = want and acks_holding(c, want, dues, attempts) or NONE
-	local lost = expired_leases(c, acked)
+	local lost = expired_leases(c, acked, m - b.bytes)
 	lease_again(c, b, lost, n, m)
-	if #acked > 0 and b.n > 0 then
-		-- The acks are the first write: whatever the claim could
-		-- refuse after them is checked before them, the hand-off's
-		-- ZADD and HSET included (a user may run FCALL on the keys
-		-- and not those commands).
-		claim_check(c, b)
-		check_acl_del(trigger_keys(c, b))
-		check_acl('ZADD', c.skey, '0', 'x')
-		check_acl('HSET', c.jobs, 'x', 'x')
+	-- Whatever a later step could refuse is checked before the first
+	-- write: the claim's after the acks (its hand-off's ZADD and HSET
+	-- included: a user may run FCALL on the keys and not those
+	-- commands), the recovery's after either.
+	if #acked > 0 then
+		check_ack_acl(c)
+		if b.n > 0 then
+			claim_check(c, b)
+			check_acl_del(trigger_keys(c, b))
+			check_acl('ZADD', c.skey, '0', 'x')
+			check_acl('HSET', c.jobs, 'x', 'x')
+		end
+	end
+	if #lost.id > 0 then
+		check_retry_acl(c)
 	end
 	local nacked = acks_write(c, acked)
 	claim_batch(c, b)
@@ -2453,7 +2512,9 @@ recovered is current: the attempt succeeded). They are the call's first
 write, after everything else that could refuse it has been checked,
 the user's permission to run the hand-off's ZADD and HSET included.
 Then it recovers the expired leases
-(inflight score <= now, at most 1000, earliest first): an event whose
+(inflight score <= now, at most 1000, earliest first, and no more once
+their records reach what MAXBYTES leaves after the claim, at least one):
+an event whose
 attempts so far reach MAXATTEMPTS goes to dead with the error "lease
 expired"; any other goes back to due at now
 with e = "lease expired", and is leased again by this same call if BATCH
@@ -2745,6 +2806,9 @@ local function ack(keys, args)
 	local c = delivering(args[1])
 	check_keys(keys, { c.jobs, c.inflight })
 	local ids = acks_holding(c, check_fences(args, 2, 'NS'))
+	if #ids > 0 then
+		check_ack_acl(c)
+	end
 	return acks_write(c, ids)
 end
 
@@ -2802,6 +2866,7 @@ local function retry(keys, args)
 	if not rec then
 		return { 0, -1 }
 	end
+	check_retry_acl(c)
 	start(c)
 	if c.bury or attempt >= c.maxattempts then
 		bury(c, id, rec, c.error)
@@ -2864,6 +2929,12 @@ local function release(keys, args)
 		local id = ids[i]
 		local rec = fenced(c, id, dues[i], attempts[i])
 		out[i] = 0
+		if rec and n == 0 then
+			-- Before the first write: the commands of the others.
+			check_acl('ZREM', c.inflight, id)
+			check_acl('ZADD', c.due, now, id)
+			check_acl('HSET', c.jobs, id, 'x')
+		end
 		if rec then
 			rec.a = rec.a - 1
 			redis_call('ZREM', c.inflight, id)

@@ -219,10 +219,10 @@ t_is "a sweep by a user who may not write the horizon mark is refused" \
 t_is "and changed nothing: nothing fired, no trigger key promoted" \
     "$(digest)" "$d0"
 
-# A delivery sweep whose hand-off to inflight is refused (the records'
-# HSET, by a user who may not HSET) leaves an expired lease it took to
-# lease again where it was: in inflight at its old score, to be recovered
-# by the next sweep, not removed from inflight with its record kept.
+# A delivery sweep by a user who may not HSET, with an expired lease to
+# lease again: refused before its first write (the recovery rewrites
+# records), the lease left in inflight at its old score. (The hand-off's
+# HSET used to be refused after the claim had taken the lease.)
 vk4() { for s in due jobs inflight dead; do echo "lapse:{v}:$s"; done; }
 rcli HSET 'lapse:{v}:horizon' ms 0 >/dev/null
 fcall_schedule v e1 at 1000 p1 >/dev/null
@@ -237,7 +237,7 @@ d0=$(digest)
 # shellcheck disable=SC2046
 out=$(as nohset FCALL lapse_sweep 4 $(vk4) v sweep http 0 10 8388608 60000 3)
 t_is "a delivery sweep whose HSET is refused answers the refusal" \
-    "${out%%): *}" 'ERR lapse:{v}:inflight refused event "e1" (0 fired before it'
+    "$out" 'ERR no permission to HSET lapse:{v}:jobs'
 t_is "and changed nothing: the expired lease is still in inflight" \
     "$(digest)" "$d0"
 t_is "at its old score" "$(rcli ZSCORE 'lapse:{v}:inflight' e1)" "$lease"
@@ -284,6 +284,97 @@ refused_ack y nohsety HSET "ERR no permission to HSET lapse:{y}:jobs"
 rcli ACL SETUSER nozaddz on '>pw' '~lapse:{z}:*' '&*' '+@all' '-zadd' \
     >/dev/null
 refused_ack z nozaddz ZADD "ERR no permission to ZADD lapse:{z}:inflight"
+
+# Every function that writes checks, before its first write, each command
+# it runs after it: FCALL checks the keys of KEYS, not the commands run on
+# them, and a user may run FCALL and not, say, HDEL. An ack used to remove
+# the event from inflight and then be refused its HDEL (the record left
+# behind); a retry, a release, a schedule replacing an event in flight and
+# a sweep recovering a lease to remove it from inflight and be refused its
+# ZADD to due (the event lost); a recovery to dead, after a claim, to be
+# refused its XADD.
+# acl_case NS USER DENIED: NS's a1 leased (at 1000, attempt 1, lease LEASE
+# ms, default 1 min), a2 due, and USER, who may do all but DENIED on NS.
+acl_case() {
+	local ns=$1
+	rcli HSET "lapse:{$ns}:horizon" ms 0 >/dev/null
+	fcall_schedule "$ns" a1 at 1000 p1 >/dev/null
+	# shellcheck disable=SC2046
+	rcli FCALL lapse_sweep 4 $(xk4 "$ns") "$ns" sweep http 0 1 8388608 \
+	    "${LEASE:-60000}" "${MAXATT:-3}" >/dev/null
+	fcall_schedule "$ns" a2 at 2000 p2 >/dev/null
+	rcli ACL SETUSER "$2" on '>pw' "~lapse:{$ns}:*" '&*' '+@all' "-$3" \
+	    >/dev/null
+}
+# refused NS USER WANT ARGS...: FCALL ARGS by USER answers WANT, and the
+# dataset is as it was.
+refused() {
+	local ns=$1 user=$2 want=$3 d0
+	shift 3
+	d0=$(digest)
+	t_is "$ns: $1 by a user who may not ${want##* to } is refused" \
+	    "$(as "$user" FCALL "$@" | sed 's/ lapse:.*//')" "$want"
+	t_is "$ns: and changed nothing" "$(digest)" "$d0"
+}
+acl_case ac nohdel1 hdel
+refused ac nohdel1 "ERR no permission to HDEL" \
+    lapse_ack 2 'lapse:{ac}:jobs' 'lapse:{ac}:inflight' ac a1 1000 1
+acl_case rt nozadd1 zadd
+# shellcheck disable=SC2046
+refused rt nozadd1 "ERR no permission to ZADD" \
+    lapse_retry 4 $(xk4 rt) rt a1 1000 1 1000 3 0 failed
+acl_case rl nozadd2 zadd
+refused rl nozadd2 "ERR no permission to ZADD" \
+    lapse_release 3 'lapse:{rl}:due' 'lapse:{rl}:jobs' \
+    'lapse:{rl}:inflight' rl a1 1000 1
+acl_case sc nozadd3 zadd
+refused sc nozadd3 "ERR no permission to ZADD" \
+    lapse_schedule 3 'lapse:{sc}:due' 'lapse:{sc}:jobs' 'lapse:{sc}:t:a1' \
+    sc a1 at 1000 new
+acl_case cn nohdel2 hdel
+refused cn nohdel2 "ERR no permission to HDEL" \
+    lapse_cancel 3 'lapse:{cn}:due' 'lapse:{cn}:jobs' 'lapse:{cn}:t:a2' \
+    cn a2
+LEASE=1 acl_case rc nozadd4 zadd
+LEASE=1 MAXATT=1 acl_case rd noxadd xadd
+wait_until 5 "the 1 ms leases to pass on the Redis clock" \
+    '[ "$(redis_time_ms)" -gt "$(rcli ZSCORE "lapse:{rd}:inflight" a1)" ]'
+# shellcheck disable=SC2046
+refused rc nozadd4 "ERR no permission to ZADD" \
+    lapse_sweep 4 $(xk4 rc) rc sweep http 0 0 8388608 60000 3
+# shellcheck disable=SC2046
+refused rd noxadd "ERR no permission to XADD" \
+    lapse_sweep 4 $(xk4 rd) rd sweep http 0 10 8388608 60000 1
+rcli HSET 'lapse:{cs}:horizon' ms 0 >/dev/null
+fcall_schedule cs e1 at 1000 p1 >/dev/null
+rcli ACL SETUSER nohdel3 on '>pw' '~lapse:{cs}:*' '&*' '+@all' -hdel >/dev/null
+refused cs nohdel3 "ERR no permission to HDEL" \
+    lapse_sweep 3 "$(k_due cs)" "$(k_jobs cs)" "$(k_fired cs)" cs sweep \
+    stream 0 10
+
+# A sweep recovers no more leases than MAXBYTES holds (at least one): each
+# recovered record is read and written again, and 1,000 leases of 1 MiB
+# payloads held Redis for seconds. Five expired leases, MAXBYTES 1: one
+# recovered a call.
+for i in 1 2 3 4 5; do
+	fcall_schedule rb "b$i" at 1000 "$(printf '%0100d' "$i")" >/dev/null
+done
+# shellcheck disable=SC2046
+rcli FCALL lapse_sweep 4 $(xk4 rb) rb sweep http 0 10 8388608 1 3 \
+    >/dev/null
+wait_until 5 "the 1 ms leases to pass on the Redis clock" \
+    '[ "$(redis_time_ms)" -gt "$(rcli ZSCORE "lapse:{rb}:inflight" b5)" ]'
+recovered() {
+	# shellcheck disable=SC2046
+	rcli --json FCALL lapse_sweep 4 $(xk4 rb) rb sweep http 0 0 1 \
+	    60000 3 | jq -r '.[5]'
+}
+t_is "MAXBYTES 1, five expired leases: one recovered a sweep" \
+    "$(for i in 1 2 3 4 5 6; do recovered; done | paste -sd' ')" \
+    "1 1 1 1 1 0"
+t_is "all five due again, none in flight" \
+    "$(rcli ZCARD 'lapse:{rb}:due') $(rcli ZCARD 'lapse:{rb}:inflight')" \
+    "5 0"
 
 # --- scores and records written behind lapse's back -------------------------
 # They must never make a call fail after it wrote: a due time is floored
