@@ -76,7 +76,10 @@
  */
 #define DELIVERY_ACK_HOLD_US 2000
 
-/* Acks the Cluster did not take (settling) are sent again after this. */
+/*
+ * Acks, retries and releases the Cluster did not take (settling), or lost
+ * with the connection, are sent again after this.
+ */
 #define DELIVERY_ACK_AGAIN_US 100000
 
 struct attempt {
@@ -99,6 +102,8 @@ struct attempt {
 	int cancelled; /* its command is being killed; nothing to write */
 };
 TAILQ_HEAD(attempts, attempt);
+struct call;
+TAILQ_HEAD(calls, call);
 
 struct delivery {
 	struct event_base *base;
@@ -119,8 +124,12 @@ struct delivery {
 	struct event *stop_timer;
 	struct rcmd acks; /* the fences of the attempts that succeeded */
 	unsigned int nacks; /* not yet sent: acks.argc / 3 */
+	unsigned int nriding; /* acks carried by sweeps not yet answered */
+	struct calls calls; /* acks, retries, releases not answered for good */
+	unsigned int ncalls;
 	struct event *ack_flush; /* sends them alone once held long enough */
 	int stopping;
+	int finished; /* stopped, and said so: nothing is sent again */
 	int taking; /* in delivery_take(): a slot freed is told after it */
 	int slot_freed;
 	delivery_done_cb *done;
@@ -149,9 +158,21 @@ struct call {
 	uint64_t *seqs; /* CALL_EXTEND: the attempts, in order */
 	size_t nseqs;
 	struct delivery_acks *acks; /* CALL_ACK */
+
+	/*
+	 * An ack, retry or release: until answered for good, listed in
+	 * d->calls with a copy of its command, to be sent again (again)
+	 * until until_us when it may not have run (call_hold).
+	 */
+	int listed;
+	struct rcmd cmd;
+	uint64_t until_us;
+	struct event *again;
+	TAILQ_ENTRY(call) entry;
 };
 
 static void ack_send(struct delivery *);
+static int call_hold(struct call *);
 static void attempt_start(struct attempt *);
 static void check_done(struct delivery *);
 static void slot_freed(struct delivery *);
@@ -190,10 +211,26 @@ acks_free(struct delivery_acks *set)
 static void
 call_free(struct call *c)
 {
+	if (c->listed) {
+		TAILQ_REMOVE(&c->d->calls, c, entry);
+		c->d->ncalls--;
+		event_free(c->again);
+		rcmd_free(&c->cmd);
+	}
 	free(c->what);
 	free(c->seqs);
 	acks_free(c->acks);
 	free(c);
+}
+
+/* Call c is answered for good, or given up: a stop may wait for it. */
+static void
+call_end(struct call *c)
+{
+	struct delivery *d = c->d;
+
+	call_free(c);
+	check_done(d);
 }
 
 /*
@@ -209,9 +246,9 @@ acks_unsettled(const redisReply *reply)
 
 /*
  * Hold set's acks to be sent again, after DELIVERY_ACK_AGAIN_US (by the
- * next sweep, or alone). Not once stopping, nor beyond DELIVERY_CALL_MAX
- * held: those events are delivered again once their leases expire.
- * Returns 1 if held, 0 if not.
+ * next sweep, or alone; once stopping, alone). Not beyond
+ * DELIVERY_CALL_MAX held: those events are delivered again once their
+ * leases expire. Returns 1 if held, 0 if not.
  */
 static int
 acks_again(struct delivery *d, const struct delivery_acks *set)
@@ -219,7 +256,7 @@ acks_again(struct delivery *d, const struct delivery_acks *set)
 	struct timeval tv = { 0, DELIVERY_ACK_AGAIN_US };
 	int i;
 
-	if (d->stopping || d->nacks + set->n >= DELIVERY_CALL_MAX)
+	if (d->nacks + set->n > DELIVERY_CALL_MAX)
 		return (0);
 	for (i = 0; i < set->fences.argc; i++)
 		rcmd_add_copy(
@@ -301,14 +338,23 @@ call_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent)
 	long long status;
 	struct attempt *a;
 	size_t i;
+	int rides;
 
-	if (c->kind == CALL_ACK && acks_unsettled(reply) &&
-	    acks_again(d, c->acks)) {
-		log_info("namespace %s: the ack of %s %s: sending it again",
-		    d->ns->name, c->what,
-		    reply == NULL ? "was lost with the connection"
-		                  : "met a Cluster settling");
-		goto out;
+	/* Maybe not run: its acks ride the next sweep, or it goes again. */
+	if (acks_unsettled(reply)) {
+		rides = c->kind == CALL_ACK && !d->stopping &&
+		    acks_again(d, c->acks);
+		if (rides || call_hold(c)) {
+			log_info("namespace %s: the %s of %s %s: sending it "
+			         "again",
+			    d->ns->name, names[c->kind],
+			    c->what != NULL ? c->what : "leases",
+			    reply == NULL ? "was lost with the connection"
+			                  : "met a Cluster settling");
+			if (rides)
+				goto out;
+			return;
+		}
 	}
 	if (reply == NULL) {
 		log_warnx("namespace %s: %s of %s lost with the connection: "
@@ -366,25 +412,94 @@ call_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent)
 		break;
 	}
 out:
-	call_free(c);
+	call_end(c);
 }
 
-/* Send a call; on failure (not connected) the lease expiry covers it. */
+/*
+ * Whether call c (listed), which may not have run, is sent again: after
+ * DELIVERY_ACK_AGAIN_US, until c->until_us. Its fences make a second run
+ * change nothing.
+ */
+static int
+call_hold(struct call *c)
+{
+	struct timeval tv = { 0, DELIVERY_ACK_AGAIN_US };
+
+	if (!c->listed || c->d->finished || clock_mono_us() >= c->until_us)
+		return (0);
+	evtimer_add(c->again, &tv);
+	return (1);
+}
+
+static void
+call_again_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct call *c = arg;
+	struct delivery *d = c->d;
+
+	if (link_command(d->link, call_cb, c, &c->cmd) == 0 || call_hold(c))
+		return;
+	log_warnx("namespace %s: cannot send the %s of %s again (not "
+	          "connected): its lease expires, then it is retried",
+	    d->ns->name, c->kind == CALL_ACK ? "ack" : "call",
+	    c->what != NULL ? c->what : "leases");
+	if (c->kind == CALL_RELEASE)
+		d->st.released -= c->nseqs;
+	call_end(c);
+}
+
+/*
+ * How long a call that may not have run is sent again: while its lease
+ * holds (past it, another attempt may have the event); once stopping, at
+ * most command-timeout more.
+ */
+static uint64_t
+call_until(const struct delivery *d)
+{
+	uint64_t ms = d->dc->lease_ms;
+
+	if (d->stopping && ms > d->cfg->command_timeout_ms)
+		ms = d->cfg->command_timeout_ms;
+	return (clock_mono_us() + ms * 1000);
+}
+
+/*
+ * Send a call. An ack, retry or release is listed, with a copy of its
+ * command, until answered for good (call_hold); one that cannot be sent
+ * now (not connected) goes later the same way. An extend is not: the
+ * next one follows within a third of the lease.
+ */
 static void
 send_call(struct delivery *d, struct rcmd *cmd, struct call *c)
 {
-	if (link_command(d->link, call_cb, c, cmd) != 0) {
-		if (c->kind == CALL_ACK && acks_again(d, c->acks)) {
-			call_free(c);
-			return;
-		}
-		log_warnx("namespace %s: cannot send %s now (not connected): "
-		          "its lease expires, then it is retried",
-		    d->ns->name, c->what != NULL ? c->what : "leases");
-		if (c->kind == CALL_RELEASE)
-			d->st.released -= c->nseqs;
-		call_free(c);
+	int i;
+
+	if (c->kind != CALL_EXTEND) {
+		rcmd_init(&c->cmd);
+		for (i = 0; i < cmd->argc; i++)
+			rcmd_add_copy(&c->cmd, cmd->argv[i], cmd->argvlen[i]);
+		c->again = evtimer_new(d->base, call_again_cb, c);
+		if (c->again == NULL)
+			fatalx("delivery: cannot create a timer");
+		c->until_us = call_until(d);
+		c->listed = 1;
+		TAILQ_INSERT_TAIL(&d->calls, c, entry);
+		d->ncalls++;
 	}
+	if (link_command(d->link, call_cb, c, cmd) == 0)
+		return;
+	if (c->kind == CALL_ACK && !d->stopping && acks_again(d, c->acks)) {
+		call_end(c);
+		return;
+	}
+	if (call_hold(c))
+		return;
+	log_warnx("namespace %s: cannot send %s now (not connected): "
+	          "its lease expires, then it is retried",
+	    d->ns->name, c->what != NULL ? c->what : "leases");
+	if (c->kind == CALL_RELEASE)
+		d->st.released -= c->nseqs;
+	call_end(c);
 }
 
 static void
@@ -489,21 +604,20 @@ delivery_acks_take(struct delivery *d, struct rcmd *cmd)
 {
 	struct delivery_acks *set;
 
-	if ((set = acks_take(d)) != NULL)
+	if ((set = acks_take(d)) != NULL) {
 		acks_add_to(cmd, set);
+		d->nriding += set->n;
+	}
 	return (set);
 }
 
-void
-delivery_acks_answered(
+static void
+acks_answered(
     struct delivery *d, struct delivery_acks *set, const redisReply *reply)
 {
 	char what[64];
-	size_t n;
+	size_t n = set->n;
 
-	if (set == NULL)
-		return;
-	n = set->n;
 	snprintf(what, sizeof what, "%zu event%s", n, n == 1 ? "" : "s");
 	if (acks_unsettled(reply) && acks_again(d, set)) {
 		log_info("namespace %s: the acks of %s a sweep carried %s: "
@@ -537,6 +651,17 @@ delivery_acks_answered(
 		return;
 	}
 	acks_counted(d, n, reply->element[7]->integer, what);
+}
+
+void
+delivery_acks_answered(
+    struct delivery *d, struct delivery_acks *set, const redisReply *reply)
+{
+	if (set == NULL)
+		return;
+	d->nriding -= set->n;
+	acks_answered(d, set, reply);
+	check_done(d); /* a stop may wait for them */
 }
 
 static void
@@ -612,12 +737,17 @@ slot_freed(struct delivery *d)
 static void
 check_done(struct delivery *d)
 {
-	delivery_done_cb *done = d->done;
+	delivery_done_cb *done;
 
-	if (!d->stopping || d->nrunning > 0 || done == NULL)
+	if (!d->stopping || d->nrunning > 0 || d->done == NULL)
 		return;
 	ack_send(d); /* before the link goes */
+	/* The calls that may go again, and the acks sweeps carry. */
+	if (d->done == NULL || d->ncalls > 0 || d->nriding > 0)
+		return;
+	done = d->done;
 	d->done = NULL;
+	d->finished = 1;
 	evtimer_del(d->stop_timer);
 	evtimer_del(d->extend_timer);
 	done(d->done_arg);
@@ -1152,11 +1282,28 @@ delivery_stop(struct delivery *d, delivery_done_cb *done, void *arg)
 {
 	struct timeval tv;
 
+	struct call *c;
+	uint64_t until;
+
 	d->stopping = 1;
+	/* What may go again does so for command-timeout more at most. */
+	until = call_until(d);
+	TAILQ_FOREACH(c, &d->calls, entry)
+	{
+		if (c->until_us > until)
+			c->until_us = until;
+	}
 	if (d->nrunning == 0) {
 		ack_send(d); /* held for a sweep that no longer comes */
 		evtimer_del(d->extend_timer);
-		return (0);
+		if (d->ncalls == 0 && d->nriding == 0) {
+			d->finished = 1;
+			return (0);
+		}
+		/* Wait for those calls, and the acks sweeps carry. */
+		d->done = done;
+		d->done_arg = arg;
+		return (1);
 	}
 	log_info("namespace %s: letting %u attempt%s finish (at most %" PRIu64
 	         " ms)",
@@ -1190,6 +1337,7 @@ delivery_new(struct event_base *base, struct evdns_base *dns,
 	d->slot_arg = arg;
 	TAILQ_INIT(&d->running);
 	TAILQ_INIT(&d->cancelled);
+	TAILQ_INIT(&d->calls);
 	if (ns->sink == CONF_SINK_HTTP) {
 		memset(&tls, 0, sizeof tls);
 		tls.ca_file = d->dc->ca_file;
@@ -1235,6 +1383,7 @@ void
 delivery_free(struct delivery *d)
 {
 	struct attempt *a;
+	struct call *c;
 	size_t i;
 
 	if (d == NULL)
@@ -1252,6 +1401,9 @@ delivery_free(struct delivery *d)
 		TAILQ_REMOVE(&d->cancelled, a, entry);
 		attempt_free(a);
 	}
+	/* Calls waiting to go again (the links, freed first, answered). */
+	while ((c = TAILQ_FIRST(&d->calls)) != NULL)
+		call_free(c);
 	if (d->http != NULL)
 		webhook_client_free(d->http);
 	for (i = 0; i < DELIVERY_RECENT; i++) {
