@@ -340,8 +340,13 @@ call_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent)
 	size_t i;
 	int rides;
 
-	/* Maybe not run: its acks ride the next sweep, or it goes again. */
-	if (acks_unsettled(reply)) {
+	/*
+	 * Maybe not run: its acks ride the next sweep, or it goes again. A
+	 * release lost with the connection does not: run, it made the
+	 * attempt's fence that of the event's next lease.
+	 */
+	if (acks_unsettled(reply) &&
+	    (reply != NULL || c->kind != CALL_RELEASE)) {
 		rides = c->kind == CALL_ACK && !d->stopping &&
 		    acks_again(d, c->acks);
 		if (rides || call_hold(c)) {
