@@ -397,6 +397,9 @@ sweep_cb(
 		    !ns->stopping)
 			aconn_drop(
 			    conn, "the lapse library is gone; reloading");
+		/* Refused by a node the namespace has left: as above. */
+		if (again != VIA_NONE && ns->link != link)
+			ns_sweep_now(ns, again);
 		return;
 	}
 	if (sweep_reply(reply, &count, &next, &now) != 0) {

@@ -85,9 +85,15 @@ wait_until 20 "e5-e8 delivered" '[ "$(nreqs)" -ge 8 ]'
 wait_until 10 "the acks of e2-e8 on R" \
     "[ \"\$(ncli $R HLEN 'lapse:{a}:jobs')\" = 1 ]"
 t_is "S1 still held on P" "$([ "$(held_bytes "$P")" -ge 600 ] && echo yes)" yes
+# e9, due already, scheduled on R now: its wake arms the timer, whose
+# sweep waits for S1 (the last sweep in flight), and goes once S1 is
+# answered, on R (it was dropped with S1's MOVED: with no periodic sweep,
+# e9 waited for the next event).
+ncli "$R" FCALL lapse_schedule 3 'lapse:{a}:due' 'lapse:{a}:jobs' \
+    'lapse:{a}:t:e9' a e9 at 1000 p9 >/dev/null
 ncli "$P" CLIENT UNPAUSE >/dev/null
 
-wait_until 15 "e1's ack on R" \
+wait_until 15 "e1's ack and e9's delivery on R" \
     "[ \"\$(ncli $R HLEN 'lapse:{a}:jobs')\" = 0 ]"
 t_match "S1 was answered MOVED and e1's ack sent again" \
     "$(cat "$T_DIR/r1.log")" \
@@ -95,10 +101,10 @@ t_match "S1 was answered MOVED and e1's ack sent again" \
 t_is "no lease expired" \
     "$(ncli "$R" HGET 'lapse:{a}:counts' lease_expired)" ""
 t_is "inflight is empty" "$(ncli "$R" ZCARD 'lapse:{a}:inflight')" 0
-t_is "e1-e8: one request each, attempt 1" \
+t_is "e1-e9: one request each, attempt 1" \
     "$(hook_requests r '.' | jq -r '"\(.key) \(.attempt)"' |
         sort | uniq -c | awk '{ print $1, $3 }' | sort -u | tr '\n' ' ')$(nreqs)" \
-    "1 1 8"
+    "1 1 9"
 stop_pid "$LAPSED_PID" 300 >/dev/null
 t_is "r1 stops cleanly" "$?" 0
 t_done
