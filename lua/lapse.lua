@@ -2462,8 +2462,9 @@ local function lease_sweep(c, keys, args)
 	if #acked > 0 then
 		check_ack_acl(c)
 		if b.n > 0 then
+			-- (The claim's DEL goes first, below: refused, it
+			-- is refused whole.)
 			claim_check(c, b)
-			check_acl_del(trigger_keys(c, b))
 			check_acl('ZADD', c.skey, '0', 'x')
 			check_acl('HSET', c.jobs, 'x', 'x')
 		end
