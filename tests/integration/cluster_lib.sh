@@ -119,6 +119,21 @@ replica_of() {
 	    sed -n 's/^slave0:.*port=\([0-9]*\),.*/\1/p'
 }
 
+# slot_migrating SLOT: in a Cluster without replicas, SLOT set MIGRATING
+# on its primary and IMPORTING on another, nothing moved; sets SRC and
+# DST, their ports.
+slot_migrating() {
+	local slot=$1 p
+	SRC=$(slot_port "$slot")
+	for p in $C_PORTS; do
+		[ "$p" != "$SRC" ] && DST=$p && break
+	done
+	ncli "$DST" CLUSTER SETSLOT "$slot" IMPORTING \
+	    "$(ncli "$SRC" CLUSTER MYID)" >/dev/null
+	ncli "$SRC" CLUSTER SETSLOT "$slot" MIGRATING \
+	    "$(ncli "$DST" CLUSTER MYID)" >/dev/null
+}
+
 # migrate_slot SLOT DST_PORT: move SLOT from its primary to the primary
 # on DST_PORT by hand, as redis-cli --cluster reshard does for one slot:
 # IMPORTING and MIGRATING, its keys MIGRATEd 50 at a time, then SETSLOT

@@ -35,18 +35,9 @@ EOF
 chmod +x "$T_DIR"/*.sh
 
 # migrating NS / settled NS: NS's slot set MIGRATING on its primary and
-# IMPORTING on another, nothing moved; then back to STABLE on both.
+# IMPORTING on another, nothing moved; then back to STABLE on every node.
 migrating() {
-	local slot src dst p
-	slot=$(ncli "$SEED" CLUSTER KEYSLOT "{$1}")
-	src=$(slot_port "$slot")
-	for p in $C_PORTS; do
-		[ "$p" != "$src" ] && dst=$p && break
-	done
-	ncli "$dst" CLUSTER SETSLOT "$slot" IMPORTING \
-	    "$(ncli "$src" CLUSTER MYID)" >/dev/null
-	ncli "$src" CLUSTER SETSLOT "$slot" MIGRATING \
-	    "$(ncli "$dst" CLUSTER MYID)" >/dev/null
+	slot_migrating "$(ncli "$SEED" CLUSTER KEYSLOT "{$1}")"
 }
 settled() {
 	local slot p

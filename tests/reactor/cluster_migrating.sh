@@ -62,16 +62,8 @@ left() {
 # mig_start NS: the slot of NS MIGRATING on its primary, IMPORTING on
 # another primary; sets SRC, DST (also in $T_DIR/NS.src and .dst).
 mig_start() {
-	local ns=$1 slot p
-	slot=$(ncli "$SEED" CLUSTER KEYSLOT "{$ns}")
-	SRC=$(slot_port "$slot")
-	for p in $C_PORTS; do
-		[ "$p" != "$SRC" ] && DST=$p && break
-	done
-	ncli "$DST" CLUSTER SETSLOT "$slot" IMPORTING \
-	    "$(ncli "$SRC" CLUSTER MYID)" >/dev/null
-	ncli "$SRC" CLUSTER SETSLOT "$slot" MIGRATING \
-	    "$(ncli "$DST" CLUSTER MYID)" >/dev/null
+	local ns=$1
+	slot_migrating "$(ncli "$SEED" CLUSTER KEYSLOT "{$ns}")"
 	echo "$SRC" >"$T_DIR/$ns.src"
 	echo "$DST" >"$T_DIR/$ns.dst"
 }
