@@ -39,6 +39,8 @@
 #include "redisurl.h"
 #include "xmalloc.h"
 
+#define CONF_TIMEOUT_MAX_MS ((uint64_t)86400 * 1000)
+
 /* Bytes of user input quoted in a message before it is cut with "...". */
 #define CONF_QUOTE_MAX 64
 
@@ -314,16 +316,22 @@ set_sentinel_password_file(struct conf_parse *p, const char *value, char **why)
 	return (0);
 }
 
+/*
+ * The connection timeouts: a day at most (longer is no deadline, and
+ * hiredis takes milliseconds in an int: 24.8 days at most).
+ */
 static int
 set_connect_timeout(struct conf_parse *p, const char *value, char **why)
 {
-	return (duration_parse(value, &p->conf->connect_timeout_ms, why));
+	return (duration_parse_max(
+	    value, CONF_TIMEOUT_MAX_MS, &p->conf->connect_timeout_ms, why));
 }
 
 static int
 set_command_timeout(struct conf_parse *p, const char *value, char **why)
 {
-	return (duration_parse(value, &p->conf->command_timeout_ms, why));
+	return (duration_parse_max(
+	    value, CONF_TIMEOUT_MAX_MS, &p->conf->command_timeout_ms, why));
 }
 
 static int
@@ -386,6 +394,7 @@ set_log(struct conf_parse *p, const char *value, char **why)
 	}
 	free(p->conf->log);
 	p->conf->log = xstrdup(value);
+	p->conf->log_line = p->line;
 	return (0);
 }
 
@@ -983,8 +992,9 @@ conf_handler_cb(
 		conf_error(p, "%s: missing value", key->name);
 		return (0);
 	}
+	/* command's quotes are its own: it is split as sh(1) would. */
 	if (len >= 2 && (value[0] == '"' || value[0] == '\'') &&
-	    value[len - 1] == value[0]) {
+	    value[len - 1] == value[0] && strcmp(key->name, "command") != 0) {
 		conf_error(
 		    p, "%s: values are written without quotes", key->name);
 		return (0);

@@ -124,6 +124,7 @@ struct conf {
 	unsigned int sweep_batch; /* default 512, 1..4096 */
 	enum log_level log_level; /* default info */
 	char *log; /* "stderr" (default), "syslog" or an absolute path */
+	int log_line; /* line of the log key, 0 when absent */
 	int keyspace_events_auto; /* auto: 1 (default), off: 0 */
 	unsigned int paths; /* CONF_PATH_* bits; default all */
 	int listen_set; /* listen given: serve HTTP there */

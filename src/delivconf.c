@@ -257,6 +257,9 @@ set_ca_file(struct conf_delivery *d, const char *value, char **why)
 		xasprintf(why, "%s: %s", value, strerror(errno));
 		return (-1);
 	}
+	/* Loaded as the client will: a file that is no PEM is refused here. */
+	if (webhook_ca_check(value, why) != 0)
+		return (-1);
 	free(d->ca_file);
 	d->ca_file = xstrdup(value);
 	return (0);
@@ -335,24 +338,6 @@ set_command(struct conf_delivery *d, const char *value, char **why)
 	}
 	words_free(d->command);
 	d->command = argv;
-	return (0);
-}
-
-/* A duration from 1ms to max. */
-static int
-set_duration(const char *value, uint64_t max, uint64_t *out, char **why)
-{
-	char buf[DURATION_BUFSIZE];
-	uint64_t ms;
-
-	if (duration_parse(value, &ms, why) != 0)
-		return (-1);
-	if (ms > max) {
-		xasprintf(why, "%s is too long (at most %s)", value,
-		    duration_format(max, buf, sizeof buf));
-		return (-1);
-	}
-	*out = ms;
 	return (0);
 }
 
@@ -462,11 +447,11 @@ delivconf_set(struct conf_delivery *d, enum delivconf_key key,
 		rc = set_codes(d, value, 1, 255, why);
 		break;
 	case DELIVCONF_TIMEOUT:
-		rc = set_duration(
+		rc = duration_parse_max(
 		    value, DELIVCONF_TIMEOUT_MAX_MS, &d->timeout_ms, why);
 		break;
 	case DELIVCONF_LEASE:
-		rc = set_duration(
+		rc = duration_parse_max(
 		    value, DELIVCONF_LEASE_MAX_MS, &d->lease_ms, why);
 		break;
 	case DELIVCONF_CONCURRENCY_KEY:

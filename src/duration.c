@@ -15,6 +15,7 @@
 
 #include "duration.h"
 #include "quote.h"
+#include "xmalloc.h"
 
 /* Longest quote of a unit in an error message. */
 #define UNIT_QUOTE_MAX 20
@@ -191,4 +192,21 @@ duration_format(uint64_t ms, char *buf, size_t len)
 		off += (size_t)w;
 	}
 	return (buf);
+}
+
+int
+duration_parse_max(const char *s, uint64_t max, uint64_t *ms, char **cause)
+{
+	char buf[DURATION_BUFSIZE];
+	uint64_t v;
+
+	if (duration_parse(s, &v, cause) != 0)
+		return (-1);
+	if (v > max) {
+		xasprintf(cause, "%s is too long (at most %s)", s,
+		    duration_format(max, buf, sizeof buf));
+		return (-1);
+	}
+	*ms = v;
+	return (0);
 }

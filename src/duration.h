@@ -25,6 +25,13 @@
 int duration_parse(const char *s, uint64_t *ms, char **cause);
 
 /*
+ * duration_parse(), and at most max ms: else -1 with *cause "S is too
+ * long (at most MAX)" (caller frees).
+ */
+int duration_parse_max(
+    const char *s, uint64_t max, uint64_t *ms, char **cause);
+
+/*
  * Write ms in canonical form: each unit from d down to ms at most once,
  * largest first, zero parts left out ("1h30m", not "90m"; "250ms";
  * "1d2h3m4s5ms"), which duration_parse() reads back to the same value for

@@ -881,6 +881,13 @@ parse_options(struct invocation *inv, int argc, char **argv, int *code)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		if (ch >= OPTION_VAL) {
+			/* Each once, as lapse_schedule's own options. */
+			if (inv->opt[ch - OPTION_VAL] != NULL) {
+				*code = fail_usage(inv->cmd,
+				    "option --%s given twice",
+				    o[ch - OPTION_VAL].name);
+				break;
+			}
 			inv->opt[ch - OPTION_VAL] =
 			    optarg != NULL ? optarg : "";
 			continue;

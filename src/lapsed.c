@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -77,6 +78,16 @@ struct lapsed {
 };
 
 /*
+ * A timeout for rconn (int ms): one past INT_MAX (24.8 days) is that, not
+ * a wrapped value (2^32 ms wrapped to 0, no timeout at all).
+ */
+static int
+probe_ms(uint64_t ms)
+{
+	return (ms > INT_MAX ? INT_MAX : (int)ms);
+}
+
+/*
  * Whether the node of a redis:// URL is one of a Redis Cluster, asked at
  * start with the connect and command deadlines (a list of nodes: each in
  * turn until one answers), so that a configuration that cannot work in
@@ -99,8 +110,8 @@ probe_cluster(const struct conf *cfg)
 	for (i = 0; i <= cfg->redis->nseeds && rc == -1; i++) {
 		node = redis_url_node(cfg->redis, i);
 		rc = rconn_cluster_probe(node, cfg->password,
-		    (int)cfg->connect_timeout_ms, (int)cfg->command_timeout_ms,
-		    &why);
+		    probe_ms(cfg->connect_timeout_ms),
+		    probe_ms(cfg->command_timeout_ms), &why);
 		display = redis_url_display(node);
 		if (rc == 0 && cfg->redis->nseeds > 0)
 			fprintf(stderr,
@@ -241,12 +252,13 @@ load_config(struct lapsed *d)
 
 /*
  * The log target refused, by --check-config or at start, in the same
- * words: "lapsed: FILE: log: CAUSE", exit 2. Frees cause.
+ * words: "lapsed: FILE:LINE: log: CAUSE", exit 2. Frees cause.
  */
 static int
 log_refused(struct lapsed *d, char *cause)
 {
-	fprintf(stderr, "lapsed: %s: log: %s\n", d->conf_path, cause);
+	fprintf(stderr, "lapsed: %s:%d: log: %s\n", d->conf_path,
+	    d->cfg->log_line, cause);
 	free(cause);
 	return (stop(d, EXIT_USAGE));
 }

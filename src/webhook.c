@@ -603,6 +603,20 @@ tls_context(const struct webhook_tls *tls, char **cause)
 	return (ctx);
 }
 
+int
+webhook_ca_check(const char *file, char **cause)
+{
+	struct webhook_tls tls;
+	SSL_CTX *ctx;
+
+	memset(&tls, 0, sizeof tls);
+	tls.ca_file = file;
+	if ((ctx = tls_context(&tls, cause)) == NULL)
+		return (-1);
+	SSL_CTX_free(ctx);
+	return (0);
+}
+
 /*
  * A new SSL object for url: SNI for a host name (never for an address,
  * RFC 6066), and the name or address the certificate must carry.

@@ -148,6 +148,12 @@ webhook_client_stats(const struct webhook_client *, struct webhook_stats *);
 int webhook_url_check(const char *url, char **cause);
 
 /*
+ * 0 if file's CA certificates load as the client will load them (for the
+ * config's ca-file), else -1 with *cause set (caller frees).
+ */
+int webhook_ca_check(const char *file, char **cause);
+
+/*
  * Whether header name (case-insensitively) frames the message or manages
  * the connection, so that the client sets it or refuses it: Host,
  * Content-Length, Transfer-Encoding, Connection, Expect, Keep-Alive, TE,

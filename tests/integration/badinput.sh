@@ -89,6 +89,14 @@ bad_cli 'lapse: --payload and --payload-file exclude each other' \
 bad_cli "lapse: $T_DIR/missing: No such file or directory" \
     schedule orders keep --in 5s --payload-file "$T_DIR/missing"
 bad_cli 'lapse: unknown option "--bogus"' schedule orders keep --bogus
+# Each option once (the last one used to win silently), as the library's
+# own options are.
+bad_cli 'lapse: option --at given twice' \
+    schedule orders keep --at @0 --at @5000000000000
+bad_cli 'lapse: option --payload given twice' \
+    schedule orders keep --in 5s --payload a --payload b
+bad_cli 'lapse: option --tz given twice' \
+    next --cron @daily --tz UTC --tz Asia/Shanghai
 bad_cli 'lapse: option "--in" needs a value' schedule orders keep --in
 bad_cli 'lapse: option "--nx" takes no value' schedule orders keep --in 5s \
     --nx=yes

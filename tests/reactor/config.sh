@@ -139,6 +139,7 @@ command-path|:7: command: no-such-program-lapse: not found in PATH|$PRE\n[namesp
 command-relative|:7: command: bin/x: not an absolute path|$PRE\n[namespace t]\nsink = exec\ncommand = bin/x
 ca-file-missing|:8: ca-file: $T_DIR/none.pem: No such file or directory|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nca-file = $T_DIR/none.pem
 ca-file-relative|:8: ca-file: ca.pem: not an absolute path|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nca-file = ca.pem
+ca-file-not-pem|:8: ca-file: cannot load CA file $T_DIR/bad.secret: no certificate or crl found|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nca-file = $T_DIR/bad.secret
 secret-missing|:8: signing-secret-file: $T_DIR/none.secret: No such file or directory|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nsigning-secret-file = $T_DIR/none.secret
 header-file-missing|:8: header-file: $T_DIR/none.h: No such file or directory|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nheader-file = $T_DIR/none.h
 header-file-bad|:8: header-file: $T_DIR/bad.headers: line 2: header Host is set by lapsed and may not be given|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nheader-file = $T_DIR/bad.headers
@@ -155,6 +156,8 @@ missing-value|:6: sink: missing value|$PRE\n[namespace t]\nsink =
 not-key-value|:6: expected "key = value"|$PRE\n[namespace t]\nsink stream
 long-line|:6: line longer than 197 bytes|$PRE\n[namespace t]\n$long
 long-comment|:5: line longer than 197 bytes|$PRE\n$long_comment\n[namespace t]
+command-timeout-long|:2: command-timeout: 49d17h2m48s296ms is too long (at most 1d)|[redis]\ncommand-timeout = 49d17h2m48s296ms\n[namespace t]
+connect-timeout-long|:2: connect-timeout: 2d is too long (at most 1d)|[redis]\nconnect-timeout = 2d\n[namespace t]
 sweep-batch-0|:5: sweep-batch: bad value "0": expected a number from 1 to 4096|$PRE\nsweep-batch = 0\n[namespace t]
 sweep-batch-4097|:5: sweep-batch: bad value "4097": expected a number from 1 to 4096|$PRE\nsweep-batch = 4097\n[namespace t]
 sweep-batch-sign|:5: sweep-batch: bad value "+5": expected a number from 1 to 4096|$PRE\nsweep-batch = +5\n[namespace t]
@@ -262,14 +265,14 @@ printf '[lapsed]\nlog = %s/no/such/dir/lapsed.log\n[namespace a]\n' "$T_DIR" \
     >"$T_DIR/badlog.conf"
 lapsed_run --check-config -c "$T_DIR/badlog.conf"
 t_is "--check-config: a log file that cannot be created is an error" \
-    "$RC|$ERR" "2|lapsed: $T_DIR/badlog.conf: log: $T_DIR/no/such/dir/lapsed.log: cannot create it in $T_DIR/no/such/dir: No such file or directory"
+    "$RC|$ERR" "2|lapsed: $T_DIR/badlog.conf:2: log: $T_DIR/no/such/dir/lapsed.log: cannot create it in $T_DIR/no/such/dir: No such file or directory"
 t_is "--check-config creates no log file" "$(ls "$T_DIR/no" 2>&1 | wc -l)" 1
 
 # bad_log NAME TARGET WHY: with log = TARGET, --check-config and a real
 # start both print exactly "lapsed: $T_DIR/NAME.conf: log: WHY" and exit 2,
 # at once (a FIFO nobody reads must not block either).
 bad_log() {
-	local want="lapsed: $T_DIR/$1.conf: log: $3"
+	local want="lapsed: $T_DIR/$1.conf:2: log: $3"
 	printf '[lapsed]\nlog = %s\n[namespace a]\n' "$2" >"$T_DIR/$1.conf"
 	lapsed_run --check-config -c "$T_DIR/$1.conf"
 	t_is "--check-config refuses log = ${2#"$T_DIR"/}: exit 2, the message" \
@@ -294,6 +297,13 @@ printf '[lapsed]\nlog = /dev/null\n[namespace a]\n' >"$T_DIR/devnull.conf"
 lapsed_run --check-config -c "$T_DIR/devnull.conf"
 t_is "--check-config: a character device (/dev/null) is a valid log file" \
     "$RC|$OUT|$ERR" "0|lapsed: $T_DIR/devnull.conf: configuration is valid|"
+# command is split as sh(1) would: quotes around its first and last
+# words are its own (they used to be refused as a quoted value).
+printf '[namespace e]\nsink = exec\ncommand = "/bin/echo" "a b"\n' \
+    >"$T_DIR/quoted.conf"
+lapsed_run --check-config -c "$T_DIR/quoted.conf"
+t_is "--check-config: a command whose first and last words are quoted" \
+    "$RC|$OUT|$ERR" "0|lapsed: $T_DIR/quoted.conf: configuration is valid|"
 lapsed_run --check-config -c "$LAPSE_SAMPLE_CONF"
 t_is "--check-config: the installed sample etc/lapsed.conf is valid" \
     "$RC|$OUT|$ERR" "0|lapsed: $LAPSE_SAMPLE_CONF: configuration is valid|"
