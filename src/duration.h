@@ -28,8 +28,7 @@ int duration_parse(const char *s, uint64_t *ms, char **cause);
  * duration_parse(), and at most max ms: else -1 with *cause "S is too
  * long (at most MAX)" (caller frees).
  */
-int duration_parse_max(
-    const char *s, uint64_t max, uint64_t *ms, char **cause);
+int duration_parse_max(const char *s, uint64_t max, uint64_t *ms, char **cause);
 
 /*
  * Write ms in canonical form: each unit from d down to ms at most once,
