@@ -62,6 +62,7 @@ struct link {
 
 	char *heartbeat_channel;
 	uint64_t hb_waiting_us; /* first heartbeat not yet heard; 0: none */
+	uint64_t hb_heard_us; /* when a heartbeat was last heard */
 	uint64_t sub_ready_us; /* when the subscriber became ready; 0: not */
 	struct event *heartbeat_timer;
 	int stopping;
@@ -168,8 +169,10 @@ subscribe_cb(redisAsyncContext *ac, void *reply, void *privdata)
 	}
 	if (m->elements == 3 && is_string(e[0], "message") &&
 	    is_string(e[1], NULL) && is_string(e[2], NULL)) {
-		if (strcmp(e[1]->str, l->heartbeat_channel) == 0)
+		if (strcmp(e[1]->str, l->heartbeat_channel) == 0) {
 			l->hb_waiting_us = 0;
+			l->hb_heard_us = clock_mono_us();
+		}
 		else if ((r = link_route(l, e[1], 0)) != NULL)
 			r->fn(
 			    r->arg, e[1]->str, e[1]->len, e[2]->str, e[2]->len);
@@ -301,9 +304,12 @@ time_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 
 /*
  * Redis ran our heartbeat PUBLISH: the subscriber must hear it within
- * command-timeout. Nobody subscribed (0) means the subscriber lost its
- * subscriptions. An error (BUSY, a pause, no channel permission) says
- * nothing about the subscriber.
+ * command-timeout of its sending, unless it has since (it mostly has:
+ * the message and this reply come on two connections, in either order;
+ * counting from this reply, a command-timeout of 1 s or less dropped a
+ * healthy subscriber every other heartbeat). Nobody subscribed (0) means
+ * the subscriber lost its subscriptions. An error (BUSY, a pause, no
+ * channel permission) says nothing about the subscriber.
  */
 static void
 published_cb(
@@ -318,8 +324,8 @@ published_cb(
 		aconn_drop(l->sub, "not subscribed to its heartbeat channel");
 		return;
 	}
-	if (l->hb_waiting_us == 0)
-		l->hb_waiting_us = clock_mono_us();
+	if (l->hb_waiting_us == 0 && l->hb_heard_us < sent_us)
+		l->hb_waiting_us = sent_us;
 }
 
 /*
