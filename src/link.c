@@ -172,8 +172,7 @@ subscribe_cb(redisAsyncContext *ac, void *reply, void *privdata)
 		if (strcmp(e[1]->str, l->heartbeat_channel) == 0) {
 			l->hb_waiting_us = 0;
 			l->hb_heard_us = clock_mono_us();
-		}
-		else if ((r = link_route(l, e[1], 0)) != NULL)
+		} else if ((r = link_route(l, e[1], 0)) != NULL)
 			r->fn(
 			    r->arg, e[1]->str, e[1]->len, e[2]->str, e[2]->len);
 		return;
