@@ -11,7 +11,9 @@
  *    caller could hold it: aconn copies what the target names.
  *  - A sentinel that cannot answer is dropped, and the query connection's
  *    target then names the next sentinel: the sentinels are asked in
- *    turn, with aconn's backoff between attempts.
+ *    turn, with aconn's backoff between attempts. So is one that names
+ *    again the master the link has just found wanting (not a master, or
+ *    not there): its view may be stale while the others' is not.
  */
 #include "config.h"
 
@@ -58,6 +60,7 @@ struct sentinel {
 	struct aconn *query;
 	struct aconn *sub;
 	int asking; /* a query is in flight */
+	int doubted; /* the link found the master named wanting since */
 	unsigned long wanted; /* requests to ask, numbered from 1 */
 	unsigned long sent; /* the last request when the query in flight left */
 	unsigned long answered; /* the last request a valid answer satisfied */
@@ -108,8 +111,17 @@ sentinel_found(struct sentinel *s, const char *host, int port)
 	    strcmp(s->master->host, host) == 0) {
 		log_debug("sentinel: the master \"%s\" is still at %s",
 		    s->cfg.url->master, s->master_display);
+		if (s->doubted && s->cfg.url->nsentinels > 1) {
+			/* Ask the next sentinel, after the backoff. */
+			s->doubted = 0;
+			s->wanted++;
+			aconn_drop(s->query,
+			    "it names a master the link found "
+			    "wanting; asking another sentinel");
+		}
 		return;
 	}
+	s->doubted = 0;
 	redis_url_free(s->master);
 	s->master = redis_url_tcp(host, port, s->cfg.url->db);
 	free(s->master_display);
@@ -328,6 +340,7 @@ sentinel_stale(void *arg, const char *why)
 
 	log_debug("sentinel: asking again for the master \"%s\": %s",
 	    s->cfg.url->master, why);
+	s->doubted = 1;
 	sentinel_ask(s);
 }
 
