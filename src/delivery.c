@@ -1286,7 +1286,6 @@ int
 delivery_stop(struct delivery *d, delivery_done_cb *done, void *arg)
 {
 	struct timeval tv;
-
 	struct call *c;
 	uint64_t until;
 
