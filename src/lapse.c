@@ -809,7 +809,7 @@ read_payload(const char *path, size_t max, char **out, size_t *outlen)
 	char *buf, *cause;
 	size_t len = 0, size = 65536;
 	ssize_t n;
-	int fd;
+	int fd, cut = 0;
 
 	if (strcmp(path, "-") == 0)
 		fd = STDIN_FILENO;
@@ -820,8 +820,10 @@ read_payload(const char *path, size_t max, char **out, size_t *outlen)
 	buf = xmalloc(size);
 	for (;;) {
 		if (len == size) {
-			if (len > max)
+			if (len > max) {
+				cut = 1; /* read no further */
 				break;
+			}
 			size *= 2;
 			buf = xreallocarray(buf, size, 1);
 		}
@@ -835,6 +837,13 @@ read_payload(const char *path, size_t max, char **out, size_t *outlen)
 		if (n == 0)
 			break;
 		len += (size_t)n;
+	}
+	if (cut) {
+		fail(EXIT_USAGE,
+		    "payload too large: more than %zu bytes "
+		    "(max-payload is %zu)",
+		    max, max);
+		goto error;
 	}
 	if (names_check_payload(len, max, &cause) != 0) {
 		fail_cause(EXIT_USAGE, cause);

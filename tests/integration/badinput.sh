@@ -158,6 +158,11 @@ err=$(lapse_cli schedule orders keep --in 5s --payload-file - \
     <"$T_DIR/big" 2>&1)
 t_is "a payload over max-payload on stdin is refused" "$?:$err" \
     "2:lapse: payload too large: 1048577 bytes (max-payload is 1048576)"
+# A larger one is read no further than needed, and said to be larger (it
+# was said to be as long as what was read: 2097152 for 5 MB).
+head -c 5000000 /dev/zero >"$T_DIR/huge"
+bad_cli 'lapse: payload too large: more than 1048576 bytes (max-payload is 1048576)' \
+    schedule orders keep --in 5s --payload-file "$T_DIR/huge"
 head -c 1048576 /dev/zero >"$T_DIR/max"
 t_is "a payload of exactly max-payload is accepted" \
     "$(lapse_cli schedule orders maxed --in 1h --payload-file "$T_DIR/max" \
