@@ -1820,10 +1820,15 @@ local function schedule(keys, args)
 		check_acl('ZREM', flying.key, id)
 	end
 	-- The commands after the first write (HSET), on keys FCALL has
-	-- checked but not with them.
+	-- checked but not with them: the trigger key's SET or DEL, the one
+	-- that runs.
+	local trigger = due > now and (hms == 0 or due <= now + hms)
 	check_acl('ZADD', keys[1], due, id)
-	check_acl('SET', keys[3], '', 'PXAT', due)
-	check_acl('DEL', keys[3])
+	if trigger then
+		check_acl('SET', keys[3], '', 'PXAT', due)
+	else
+		check_acl('DEL', keys[3])
+	end
 	-- A recurrence replaced ends its occurrences under way, as the
 	-- event in flight is replaced.
 	local ending = rec and occurrences_to_end(p, id, rec.w)
@@ -1838,7 +1843,7 @@ local function schedule(keys, args)
 	end
 	end_occurrences(ending, keys[1], keys[2])
 	redis_call('ZADD', keys[1], due, id)
-	if due > now and (hms == 0 or due <= now + hms) then
+	if trigger then
 		redis_call('SET', keys[3], '', 'PXAT', due)
 	else
 		redis_call('DEL', keys[3])
