@@ -379,25 +379,25 @@ sweep_cb(
 		ns->again = VIA_NONE;
 		ns->wake_min = -1;
 	}
-	if (reply == NULL) {
+	if (reply == NULL)
 		ns->replies_lost++;
-		/*
-		 * The connection's return sweeps everything, but a namespace
-		 * bound to another link since (a Cluster's slot moved) is not
-		 * on it: what waited for this reply goes there now.
-		 */
-		if (again != VIA_NONE && ns->link != link)
-			ns_sweep_now(ns, again);
-		return;
-	}
-	histogram_observe(&ns->sweep_roundtrip, clock_mono_us() - sent_us);
-	if (reply->type == REDIS_REPLY_ERROR) {
+	else
+		histogram_observe(
+		    &ns->sweep_roundtrip, clock_mono_us() - sent_us);
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR) {
 		ns_log_error(ns, reply->str, clusterreply_settling(reply));
 		if (strstr(reply->str, "Function not found") != NULL &&
 		    !ns->stopping)
 			aconn_drop(
 			    conn, "the lapse library is gone; reloading");
-		/* Refused by a node the namespace has left: as above. */
+	}
+	if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
+		/*
+		 * Lost, or refused: the connection's return sweeps
+		 * everything, but a namespace bound to another link since (a
+		 * Cluster's slot moved) is not on it: what waited for this
+		 * reply goes there now.
+		 */
 		if (again != VIA_NONE && ns->link != link)
 			ns_sweep_now(ns, again);
 		return;
