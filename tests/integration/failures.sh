@@ -306,15 +306,23 @@ acl_case() {
 	rcli ACL SETUSER "$2" on '>pw' "~lapse:{$ns}:*" '&*' '+@all' "-$3" \
 	    >/dev/null
 }
+# events NS: NS's pending and in-flight events with their scores.
+events() {
+	echo "$(rcli ZRANGE "lapse:{$1}:due" 0 -1 WITHSCORES | paste -sd' ')" \
+	    "| $(rcli ZRANGE "lapse:{$1}:inflight" 0 -1 | paste -sd' ')"
+}
 # refused NS USER WANT ARGS...: FCALL ARGS by USER answers WANT, and the
-# dataset is as it was.
+# dataset is as it was: its digest, and NS's pending and in-flight events.
 refused() {
-	local ns=$1 user=$2 want=$3 d0
+	local ns=$1 user=$2 want=$3 d0 e0
 	shift 3
 	d0=$(digest)
+	e0=$(events "$ns")
 	t_is "$ns: $1 by a user who may not ${want##* to } is refused" \
 	    "$(as "$user" FCALL "$@" | sed 's/ lapse:.*//')" "$want"
 	t_is "$ns: and changed nothing" "$(digest)" "$d0"
+	t_is "$ns: its events pending and in flight as they were" \
+	    "$(events "$ns")" "$e0"
 }
 acl_case ac nohdel1 hdel
 refused ac nohdel1 "ERR no permission to HDEL" \

@@ -551,6 +551,27 @@ hook_count() {
 	jq -R "fromjson? | select(${2:-true})" "$log" | grep -c '^{'
 }
 
+# slow_four NS RECV E1 MS1 MS: for a delivery namespace NS with
+# concurrency 4 whose url is on receiver RECV: event E1 answered after MS1
+# ms (RECV's /slow/), e2-e4 after MS ms, e5-e8 to NS's url, all due 300 ms
+# from now on the Redis clock; returns once E1-e4 have reached RECV (10 s
+# at most), e5-e8 waiting for a slot.
+slow_four() {
+	local ns=$1 base=http://127.0.0.1:$(cat "$T_DIR/hook-$2.port") due i
+	due=$(($(redis_time_ms) + 300))
+	fcall_schedule "$ns" "$3" at "$due" p1 url "$base/slow/$4/e1" \
+	    >/dev/null
+	for i in 2 3 4; do
+		fcall_schedule "$ns" "e$i" at "$due" "p$i" \
+		    url "$base/slow/$5/e$i" >/dev/null
+	done
+	for i in 5 6 7 8; do
+		fcall_schedule "$ns" "e$i" at "$due" "p$i" >/dev/null
+	done
+	wait_until 10 "e1-e4 at the receiver" \
+	    "[ \"\$(hook_count $2 '(.path | startswith(\"/slow/\"))')\" -ge 4 ]"
+}
+
 # hook_requests NAME [JQ-CONDITION] [JQ-FILTER]: the logged requests that
 # satisfy the condition, one compact line of FILTER (default: all of it)
 # each.

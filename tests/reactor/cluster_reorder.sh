@@ -43,17 +43,8 @@ nreqs() {
 	hook_requests r '(.path | startswith("/"))' | wc -l
 }
 
-due=$(($(redis_time_ms) + 300))
 E1=e1$(printf 'x%.0s' $(seq 498))
-fcall_schedule a "$E1" at "$due" p1 url "$BASE/slow/1000/e1" >/dev/null
-for i in 2 3 4; do
-	fcall_schedule a "e$i" at "$due" "p$i" url "$BASE/slow/6000/e$i" \
-	    >/dev/null
-done
-for i in 5 6 7 8; do
-	fcall_schedule a "e$i" at "$due" "p$i" >/dev/null
-done
-wait_until 10 "e1-e4 at the receiver" '[ "$(nreqs)" -ge 4 ]'
+slow_four a r "$E1" 1000 6000
 ncli "$P" CLIENT PAUSE 60000 WRITE >/dev/null
 target=$(repl_offset "$P")
 t_is "e1-e4 arrived, e5-e8 wait for a slot" \

@@ -53,12 +53,11 @@ for n in p s; do
 	    "$(dead "$n")" \
 	    "after|1|HTTP 500
 early|1|HTTP 103: interim answers other than 100 are not supported"
-	start=$(redis_time_ms)
 	sched "$n" cont "early/100/$n"
 	wait_until 10 "$n: cont answered" '[ "$(left '"$n"')" = 00 ]'
-	t_is "$n: 100 Continue then 200: delivered, within a second" \
-	    "$(dead "$n" | grep -c cont)|$(($(redis_time_ms) - start < 1000))" \
-	    "0|1"
+	# A hang would end in the dead stream: "timed out after 2s".
+	t_is "$n: 100 Continue then 200: delivered, not dead" \
+	    "$(dead "$n" | grep -c cont)" 0
 done
 
 hwm() {

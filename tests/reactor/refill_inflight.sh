@@ -35,16 +35,7 @@ over_1s() {
 	    'lapse_sweep_roundtrip_seconds_bucket{ns="s",le="1"}')))
 }
 
-due=$(($(redis_time_ms) + 300))
-fcall_schedule s e1 at "$due" p1 url "$BASE/slow/1000/e1" >/dev/null
-for i in 2 3 4; do
-	fcall_schedule s "e$i" at "$due" "p$i" url "$BASE/slow/2500/e$i" \
-	    >/dev/null
-done
-for i in 5 6 7 8; do
-	fcall_schedule s "e$i" at "$due" "p$i" >/dev/null
-done
-wait_until 10 "e1-e4 at the receiver" '[ "$(nreqs)" -ge 4 ]'
+slow_four s r e1 1000 2500
 rcli CLIENT PAUSE 5000 WRITE >/dev/null
 paused_until=$(($(redis_time_ms) + 5000))
 t_is "e1-e4 arrived, e5-e8 wait for a slot" \
