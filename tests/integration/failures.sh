@@ -339,6 +339,13 @@ acl_case sc nozadd3 zadd
 refused sc nozadd3 "ERR no permission to ZADD" \
     lapse_schedule 3 'lapse:{sc}:due' 'lapse:{sc}:jobs' 'lapse:{sc}:t:a1' \
     sc a1 at 1000 new
+# The check is of the command that runs: a user who may SET trigger keys
+# and not DEL them schedules an event due later (its trigger key SET).
+rcli ACL SETUSER nodel1 on '>pw' '~lapse:{sd}:*' '&*' '+@all' -del >/dev/null
+t_is "a schedule that SETs its trigger key, by a user who may not DEL" \
+    "$(as nodel1 FCALL lapse_schedule 3 'lapse:{sd}:due' 'lapse:{sd}:jobs' \
+        'lapse:{sd}:t:e1' sd e1 in 60000 p1 | head -2 | tail -1)" 1
+t_is "its trigger key is set" "$(rcli EXISTS 'lapse:{sd}:t:e1')" 1
 acl_case cn nohdel2 hdel
 refused cn nohdel2 "ERR no permission to HDEL" \
     lapse_cancel 3 'lapse:{cn}:due' 'lapse:{cn}:jobs' 'lapse:{cn}:t:a2' \
