@@ -8,6 +8,9 @@
  *  - Every outcome is written by exactly one fenced call (ack, retry or
  *    release), or by none when the lease was lost: Redis decides what a
  *    late call means, never this reactor.
+ *  - A release gives an attempt back uncounted, so only one still within
+ *    its timeout is released (at a stop); one past it has failed, and is
+ *    retried, whatever a stop does.
  *  - Replies to those calls only count and log: an ack or retry lost with
  *    the connection leaves the event in flight until its lease expires,
  *    and a sweep retries it then (at least once, never lost).
@@ -1257,28 +1260,69 @@ extend_cb(evutil_socket_t fd, short events, void *arg)
 	}
 }
 
-/* The stop deadline: cancel what still runs, and release it. */
+/*
+ * Whether attempt a is past its timeout: its command was sent SIGTERM,
+ * and SIGKILL follows within DELIVERY_KILL_AFTER_MS. (A request past its
+ * timeout has ended already.)
+ */
+static int
+attempt_timed_out(const struct attempt *a)
+{
+	return (a->sp != NULL && spawn_timed_out(a->sp));
+}
+
+/* Release attempts off the running list, and cancel them. */
+static void
+release_cancel(struct delivery *d, struct attempt **list, size_t n)
+{
+	send_release(d, list, n);
+	while (n > 0)
+		attempt_cancel(list[--n]);
+}
+
+/*
+ * The stop deadline: cancel what still runs within its timeout, and
+ * release it. An attempt past its timeout is a failed attempt, whatever
+ * the stop: it stays until its command is killed and reaped, and its
+ * retry is written then, as ever; check_done() waits for both.
+ */
 static void
 stop_timer_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct delivery *d = arg;
-	struct attempt *a, *release[DELIVERY_CALL_MAX];
+	struct attempt *a, *next, *release[DELIVERY_CALL_MAX];
+	unsigned int failed = 0;
 	size_t n = 0;
 
-	if (d->nrunning > 0)
+	TAILQ_FOREACH(a, &d->running, entry)
+	{
+		if (attempt_timed_out(a))
+			failed++;
+	}
+	if (failed > 0)
+		log_info("namespace %s: %u attempt%s past %s timeout: "
+		         "failed; waiting for %s to be killed",
+		    d->ns->name, failed, failed == 1 ? "" : "s",
+		    failed == 1 ? "its" : "their",
+		    failed == 1 ? "its command" : "their commands");
+	if (d->nrunning > failed)
 		log_warnx("namespace %s: %u attempt%s still running after "
 		          "timeout: cancelled and released",
-		    d->ns->name, d->nrunning, d->nrunning == 1 ? "" : "s");
-	while ((a = TAILQ_FIRST(&d->running)) != NULL) {
+		    d->ns->name, d->nrunning - failed,
+		    d->nrunning - failed == 1 ? "" : "s");
+	for (a = TAILQ_FIRST(&d->running); a != NULL; a = next) {
+		next = TAILQ_NEXT(a, entry);
+		if (attempt_timed_out(a))
+			continue;
 		TAILQ_REMOVE(&d->running, a, entry);
 		d->nrunning--;
 		release[n++] = a;
-		if (n == DELIVERY_CALL_MAX || TAILQ_EMPTY(&d->running)) {
-			send_release(d, release, n);
-			while (n > 0)
-				attempt_cancel(release[--n]);
+		if (n == DELIVERY_CALL_MAX) {
+			release_cancel(d, release, n);
+			n = 0;
 		}
 	}
+	release_cancel(d, release, n);
 	check_done(d);
 }
 

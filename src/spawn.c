@@ -391,6 +391,12 @@ spawn_cancel(struct spawn *sp)
 	terminate(sp);
 }
 
+int
+spawn_timed_out(const struct spawn *sp)
+{
+	return (sp->timed_out);
+}
+
 /* --- the start ----------------------------------------------------------- */
 
 /* A pipe whose two ends are close-on-exec and above 2. */

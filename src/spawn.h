@@ -101,6 +101,12 @@ struct spawn *spawn_start(struct event_base *base,
  */
 void spawn_cancel(struct spawn *);
 
+/*
+ * Whether the timeout of sp has fired: its group was sent SIGTERM, and
+ * SIGKILL follows kill_after_ms later if it has not ended. sp is borrowed.
+ */
+int spawn_timed_out(const struct spawn *);
+
 /* The spawns whose callback has not been called yet. */
 size_t spawn_running(void);
 

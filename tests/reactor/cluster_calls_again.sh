@@ -8,9 +8,9 @@
 #     off, and the retry goes again: dead at once, the command run once
 #     (before: run again after the lease, dead after attempt 2);
 #   - SIGTERM with a command that ignores it while the slot is migrating:
-#     its release is refused, the migration called off, the release sent
-#     again before lapsed exits 0: the event due again at once (before:
-#     in flight until its lease expired).
+#     past its timeout, it is killed and its retry (to dead) refused, the
+#     migration called off, the retry sent again before lapsed exits 0:
+#     the event dead, not in flight until its lease expires.
 . "$TESTS_LIB"
 . "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
 . "$(dirname "$TESTS_LIB")/cluster_lib.sh"
@@ -74,9 +74,10 @@ t_is "the command ran once" "$(cat "$T_DIR/fail.runs")" "e1 1"
 lapsed_stop r1
 t_is "r1 stops with 0" "$?" 0
 
-# --- a release at SIGTERM ----------------------------------------------------
+# --- a retry at SIGTERM ------------------------------------------------------
 COMMAND_TIMEOUT=5s lapsed_conf r2 "[namespace b]" "sink = exec" \
-    "command = $T_DIR/stubborn.sh" "timeout = 1s" "lease = 60s"
+    "command = $T_DIR/stubborn.sh" "timeout = 1s" "lease = 60s" \
+    "max-attempts = 1"
 lapsed_start r2
 r2=$LAPSED_PID
 wait_for 30 "r2 to listen" lapsed_ready r2
@@ -84,12 +85,12 @@ lapse_cli schedule b s1 --in 100ms >/dev/null
 wait_until 10 "the attempt to start" '[ -s "$T_DIR/stubborn.runs" ]'
 migrating b
 kill -TERM "$r2"
-wait_until 10 "the release refused" \
-    "grep -q 'the release of leases met a Cluster settling: sending it again' '$T_DIR/r2.log'"
+wait_until 10 "the retry refused" \
+    "grep -q 'the retry of event \"s1\" attempt 1 met a Cluster settling: sending it again' '$T_DIR/r2.log'"
 settled b
 stop_pid "$r2" 300
 t_is "r2 exits 0" "$?" 0
-t_is "s1 due again at once, not in flight" \
-    "$(on b ZRANGE 'lapse:{b}:due' 0 -1) $(on b ZCARD 'lapse:{b}:inflight')" \
-    "s1 0"
+t_is "s1 dead, timed out, not in flight" \
+    "$(on b XRANGE 'lapse:{b}:dead' - + | awk '$0 == "error" { getline; print }') $(on b ZCARD 'lapse:{b}:inflight')" \
+    "timed out after 1s (killed) 0"
 t_done

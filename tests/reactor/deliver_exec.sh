@@ -5,9 +5,10 @@
 # another status retried with its output as the error, dead-exit (65)
 # straight to the dead stream; a command that hangs is killed with its
 # process group at the timeout; one that leaves a grandchild holding its
-# output does not hold up its attempt; one that ignores SIGTERM while
-# lapsed stops is killed and its event released, so another reactor takes
-# it at once with the attempt not counted.
+# output does not hold up its attempt; one that ignores SIGTERM and whose
+# timeout has passed when lapsed stops, or passes while it stops, is a
+# failed attempt all the same: killed 2 s after its timeout, and written
+# (here to the dead stream) before lapsed exits, not released.
 . "$TESTS_LIB"
 t_start 150
 redis_start
@@ -57,12 +58,13 @@ echo $! >>"${0%/*}/orphan.pids"
 echo started
 exit 0
 EOF
+# stubborn.sh: notes its start and each SIGTERM, and runs on until SIGKILL.
 cat >"$T_DIR/stubborn.sh" <<'EOF'
 #!/bin/sh
-trap '' TERM
-echo "$LAPSE_ATTEMPT" >>"${0%/*}/stubborn.$(basename "$LAPSE_ID")"
-if [ -e "${0%/*}/stubborn.ok" ]; then exit 0; fi
-sleep 30
+trap 'echo TERM >>"${0%/*}/stubborn.$LAPSE_ID.term"' TERM
+echo "$LAPSE_ATTEMPT" >>"${0%/*}/stubborn.$LAPSE_ID"
+exec 2>/dev/null # no "Terminated" for each sleep
+while :; do sleep 1; done
 EOF
 chmod +x "$T_DIR"/*.sh
 mkdir "$T_DIR/runs"
@@ -140,31 +142,26 @@ kill "$(cat "$T_DIR/orphan.pids")" 2>/dev/null
 lapsed_stop r1
 t_is "SIGTERM: exit 0" "$?" 0
 
-# --- SIGTERM with a command that ignores it: killed, released ------------
-stub() {
-	printf '%s\n' "$(exec_ns stub "$T_DIR/stubborn.sh")" "timeout = 2s" \
-	    "lease = 1h" "retry = 1h"
-}
-lapsed_conf s1 "$(stub)"
+# --- SIGTERM with commands past their timeout: failed attempts ----------
+# before's timeout (1 s) has passed when lapsed is told to stop, during's
+# passes while it stops; both ignore SIGTERM, so at the stop's deadline
+# (1 s after SIGTERM) they still run, SIGKILL due 2 s after their timeouts.
+lapsed_conf s1 "$(exec_ns stub "$T_DIR/stubborn.sh")" "timeout = 1s" \
+    "lease = 1h" "max-attempts = 1"
 lapsed_start s1
 wait_for 20 "s1 to listen" lapsed_ready s1
-lapse_cli schedule stub s --in 100ms >/dev/null
-wait_until 10 "the attempt" '[ -s "$T_DIR/stubborn.s" ]'
+lapse_cli schedule stub before --in 100ms >/dev/null
+wait_until 10 "before's timeout" '[ -s "$T_DIR/stubborn.before.term" ]'
+lapse_cli schedule stub during --in 100ms >/dev/null
+wait_until 10 "during's start" '[ -s "$T_DIR/stubborn.during" ]'
 lapsed_stop s1
 t_is "s1 exits 0" "$?" 0
-t_match "the attempt left running at the timeout is released" \
-    "$(grep 'still running after timeout' "$T_DIR/s1.log")" \
-    'namespace stub: 1 attempt still running after timeout: cancelled and released'
-t_is "due again at once, not in flight, attempt not counted" \
-    "$(left stub):$(lapse_cli get stub s | jq -r '[.state, .attempts] | @tsv')" \
-    "$(printf '011:pending\t0')"
-: >"$T_DIR/stubborn.ok"
-lapsed_conf s2 "$(stub)"
-lapsed_start s2
-wait_until 10 "s2 to run it" '[ "$(left stub)" = 000 ]'
-t_is "another reactor ran it at once (the lease is 1 h), as attempt 1 again" \
-    "$(tr '\n' ' ' <"$T_DIR/stubborn.s")" "1 1 "
-lapsed_stop s2
+t_is "each a failed attempt, written before the exit: dead at max-attempts 1" \
+    "$(left stub):$(dead stub | tr '\n' ' ')" \
+    "000:before|1|timed out after 1s (killed) during|1|timed out after 1s (killed) "
+t_is "each ran once" \
+    "$(cat "$T_DIR/stubborn.before" "$T_DIR/stubborn.during")" \
+    "$(printf '1\n1')"
 
 # --- lapsed's own environment and signal mask -----------------------------
 # Started with SIGCHLD blocked (a mask survives exec: its commands were

@@ -716,6 +716,35 @@ START_TEST(test_timeout_ignored)
 END_TEST
 
 /*
+ * Between its timeout and its end (SIGKILL, kill_after_ms later, for a
+ * child that ignores SIGTERM) a spawn says it timed out: the exec sink's
+ * stop fails such an attempt instead of releasing it.
+ */
+START_TEST(test_timed_out_before_end)
+{
+	char *const *argv = STRV("/bin/sh", "-c", "trap '' TERM; sleep 30");
+	struct spawn_opts opts;
+	struct spawn *sp;
+	struct outcome o;
+
+	opts_init(&opts, argv);
+	opts.timeout_ms = 200;
+	opts.kill_after_ms = 2000;
+	memset(&o, 0, sizeof o);
+	sp = spawn_start(base, &opts, record_cb, &o);
+	ck_assert_ptr_nonnull(sp);
+	ck_assert_int_eq(spawn_timed_out(sp), 0);
+	run_for(800);
+	ck_assert_int_eq(o.calls, 0);
+	ck_assert_int_eq(spawn_timed_out(sp), 1);
+	run_until(&o.calls, 1);
+	ck_assert_int_eq(o.r.timed_out, 1);
+	ck_assert_int_eq(o.r.signal, SIGKILL);
+	outcome_free(&o);
+}
+END_TEST
+
+/*
  * At the timeout the child exits (its TERM trap), but the sleep it left
  * in the background ignores SIGTERM: the group is killed when the child
  * is reaped, so nothing it started outlives the timeout.
@@ -854,6 +883,7 @@ START_TEST(test_cancel)
 	spawn_cancel(sp);
 	ck_assert_int_eq(o.calls, 0); /* never from inside spawn_cancel() */
 	spawn_cancel(sp); /* again: nothing more */
+	ck_assert_int_eq(spawn_timed_out(sp), 0);
 	run_until(&o.calls, 1);
 	run_for(20);
 	ck_assert_int_eq(o.calls, 1);
@@ -1056,6 +1086,7 @@ spawn_suite(void)
 	tcase_add_test(tc, test_cannot_start);
 	tcase_add_test(tc, test_timeout);
 	tcase_add_test(tc, test_timeout_ignored);
+	tcase_add_test(tc, test_timed_out_before_end);
 	tcase_add_test(tc, test_timeout_kills_group);
 	tcase_add_test(tc, test_reaped_elsewhere);
 	tcase_add_test(tc, test_background_holds_output);
