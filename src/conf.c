@@ -119,6 +119,7 @@ struct conf_parse {
 	int sentinel_password_line; /* of sentinel-password-file, or 0 */
 	const struct conf_key *key; /* key of the line inih is handling */
 	const struct conf_key *setting; /* key whose value is being applied */
+	int cut; /* the line's value ends at an inline comment */
 	int key_line[CONF_NKEYS]; /* first line of each key in this section */
 
 	char *cause; /* the first error, "NAME:LINE: ..." */
@@ -845,6 +846,10 @@ key_line(struct conf_parse *p, const char *s)
 	}
 	if (eq == NULL)
 		return (conf_error(p, "expected \"key = value\""));
+	/* inih ends the value there: said when the value is refused. */
+	p->cut = 0;
+	for (end = eq + 1; *end != '\0' && !p->cut; end++)
+		p->cut = *end == ';' && is_blank(end[-1]);
 	if (eq == s)
 		return (conf_error(p, "missing key before \"=\""));
 	for (end = eq; end > s && is_blank(end[-1]); end--)
@@ -1001,7 +1006,10 @@ conf_handler_cb(
 	}
 	p->setting = key;
 	if (key->set(p, value, &why) != 0) {
-		conf_error(p, "%s: %s", key->name, why);
+		conf_error(p, "%s: %s%s", key->name, why,
+		    p->cut ? " (the value ends at \" ;\": a ';' after a blank "
+		             "starts a comment)"
+		           : "");
 		free(why);
 		return (0);
 	}

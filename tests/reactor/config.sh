@@ -150,6 +150,8 @@ allow-url-scheme|:8: allow-url: URL scheme must be http:// or https://|$PRE\n[na
 secret-empty|:8: signing-secret-file: $T_DIR/empty.pass: empty signing secret|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nsigning-secret-file = $T_DIR/empty.pass
 secret-base64|:8: signing-secret-file: $T_DIR/bad.secret: bad base64 after whsec_|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nsigning-secret-file = $T_DIR/bad.secret
 command-quote|:7: command: unterminated double quote|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/echo "abc
+command-comment|:7: command: unterminated single quote (the value ends at " ;": a ';' after a blank starts a comment)|$PRE\n[namespace t]\nsink = exec\ncommand = /bin/sh -c 'echo a ; echo b'
+command-semicolon|:7: command: /nonexistent;x: No such file or directory|$PRE\n[namespace t]\nsink = exec\ncommand = /nonexistent;x
 command-empty-words|:7: command: the program name is empty|$PRE\n[namespace t]\nsink = exec\ncommand = ""''
 allow-url-host|:8: allow-url: a prefix must end its host with a path ("https://host/", not "https://host")|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nallow-url = https://partner.example.com
 missing-value|:6: sink: missing value|$PRE\n[namespace t]\nsink =
