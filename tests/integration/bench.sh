@@ -102,6 +102,15 @@ t_is "http-drain: the receiver got each of 2000 keys once, and wrk's" \
 t_match "http-drain: the receiver's CPU per delivery is measured" \
     "$(drow http-drain .delivery.receiver_cpu_us_per_delivery)" \
     '^[0-9]+(\.[0-9]+)?$'
+t_is "http-drain: the machine's CPU per delivery and per wrk request, and how busy it was, are measured" \
+    "$(drow http-drain '[.delivery.machine_cpu_us_per_delivery > 0,
+        .delivery.yardstick_machine_cpu_us_per_request > 0,
+        (.delivery.machine_busy_pct | . > 0 and . <= 100),
+        (.delivery.yardstick_machine_busy_pct | . > 0 and . <= 100),
+        (.delivery.machine_irq_pct | . >= 0 and . <= 100),
+        (.delivery.yardstick_machine_irq_pct | . >= 0 and . <= 100)] |
+        map(tostring) | join(" ")')" \
+    "true true true true true true"
 t_is "http-drain: wrk is the yardstick, with its ratio" \
     "$(drow http-drain '[.delivery.ceiling.name,
         .delivery.ceiling.command, .delivery.ceiling.per_s > 0,

@@ -92,6 +92,9 @@ dlv_init(struct dlv *d, struct bench *b, struct row *row, struct run_spec *spec)
 	d->dr->concurrency = def->concurrency;
 	d->dr->per_s = d->dr->cpu_ms_per_1k = d->dr->recv_cpu = -1;
 	d->dr->recv_us = -1;
+	d->dr->machine.us = d->dr->machine.busy_pct = -1;
+	d->dr->machine.irq_pct = -1;
+	d->dr->wrk_machine = d->dr->machine;
 	d->dr->ceiling_per_s = -1;
 	d->dr->dup_known = def->sink == SCENARIO_SINK_HTTP;
 	spec->sink = def->sink;
@@ -137,6 +140,7 @@ static int
 dlv_wrk(struct dlv *d, char **cause)
 {
 	struct deliver_result *dr = d->dr;
+	struct proc_stat_cpu c0, c1;
 	char *url, *why = NULL;
 	int rc;
 
@@ -150,7 +154,11 @@ dlv_wrk(struct dlv *d, char **cause)
 	}
 	bench_say(d->b, "  %s against the same receiver", dr->ceiling_cmd);
 	xasprintf(&url, "http://127.0.0.1:%d/ok/wrk", d->rv.port);
+	if (proc_stat_cpu(&c0) != 0)
+		c0.busy = -1;
 	rc = wrk_run(d->b, url, &dr->wrk, &why);
+	if (proc_stat_cpu(&c1) != 0)
+		c1.busy = -1;
 	free(url);
 	if (bench_interrupted) {
 		free(why);
@@ -164,6 +172,8 @@ dlv_wrk(struct dlv *d, char **cause)
 		return (0);
 	}
 	dr->ceiling_per_s = dr->wrk.per_s;
+	/* lapse-bench only waits for wrk meanwhile. */
+	sample_machine_use(&c0, &c1, 0, dr->wrk.requests, &dr->wrk_machine);
 	bench_say(d->b, "  wrk: %.0f requests/s", dr->ceiling_per_s);
 	return (0);
 }
@@ -490,6 +500,8 @@ dlv_judge_cpu(struct dlv *d)
 	window_us = d->end.mono_us - d->start.mono_us;
 	d->dr->recv_cpu =
 	    sample_cpu_pct(d->recv_ticks0, d->recv_ticks1, window_us);
+	sample_machine_use(&d->start.machine, &d->end.machine,
+	    d->end.self_us - d->start.self_us, acked, &d->dr->machine);
 	if (acked == 0 || d->start.reactors < 0 || d->end.reactors < 0)
 		return;
 	ms = (double)(d->end.reactors - d->start.reactors) * 1000 /

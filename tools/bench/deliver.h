@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "recv.h"
+#include "sample.h"
 #include "scenario.h"
 #include "wrkout.h"
 
@@ -33,6 +34,12 @@ struct deliver_result {
 	double recv_cpu; /* the receiver, % of one core; < 0 unknown */
 	double recv_us; /* the receiver's CPU us per delivery; < 0 unknown */
 	int dup_known; /* whether repeated deliveries could be seen */
+	/*
+	 * The whole machine over the run (per delivery), and over wrk's (per
+	 * request): what the processes' own times leave out, interrupts,
+	 * included.
+	 */
+	struct machine_use machine, wrk_machine;
 
 	/* The yardstick: "wrk" or "spawn loop" (NULL: none for this row). */
 	const char *ceiling;

@@ -345,6 +345,15 @@ json_delivery(struct json_line *j, cJSON *o, const struct deliver_result *dr)
 	json_num_or_null(j, d, "reactor_cpu_ms_per_1000", dr->cpu_ms_per_1k);
 	json_num_or_null(j, d, "receiver_cpu_pct", dr->recv_cpu);
 	json_num_or_null(j, d, "receiver_cpu_us_per_delivery", dr->recv_us);
+	json_num_or_null(j, d, "machine_cpu_us_per_delivery", dr->machine.us);
+	json_num_or_null(j, d, "machine_busy_pct", dr->machine.busy_pct);
+	json_num_or_null(j, d, "machine_irq_pct", dr->machine.irq_pct);
+	json_num_or_null(
+	    j, d, "yardstick_machine_cpu_us_per_request", dr->wrk_machine.us);
+	json_num_or_null(
+	    j, d, "yardstick_machine_busy_pct", dr->wrk_machine.busy_pct);
+	json_num_or_null(
+	    j, d, "yardstick_machine_irq_pct", dr->wrk_machine.irq_pct);
 	json_bool(j, d, "duplicates_counted", dr->dup_known);
 	if (dr->recv.requests != 0) {
 		json_num(j, d, "receiver_requests", (double)dr->recv.requests);

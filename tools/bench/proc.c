@@ -1,7 +1,8 @@
 /*
  * Readings from /proc/PID/stat, /proc/PID/status, /proc/PID/comm,
- * /proc/PID/task/TID/schedstat, /proc/cpuinfo, uname() and getrusage(). Files are read whole into small
- * buffers; a reading that cannot be made is reported, never guessed.
+ * /proc/PID/task/TID/schedstat, /proc/stat, /proc/cpuinfo, uname() and
+ * getrusage(). Files are read whole into small buffers; a reading that
+ * cannot be made is reported, never guessed.
  */
 #include "config.h"
 
@@ -103,6 +104,32 @@ proc_cpu_ns(pid_t pid)
 	}
 	closedir(d);
 	return (found ? sum : -1);
+}
+
+int
+proc_stat_cpu(struct proc_stat_cpu *c)
+{
+	unsigned long long v[8];
+	char buf[512];
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return (-1);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return (-1);
+	buf[n] = '\0';
+	/* cpu user nice system idle iowait irq softirq steal ... */
+	if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+	        &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+		return (-1);
+	c->busy = (long long)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]);
+	c->idle = (long long)(v[3] + v[4]);
+	c->irq = (long long)(v[5] + v[6]);
+	return (0);
 }
 
 long

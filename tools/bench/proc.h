@@ -31,6 +31,20 @@ int proc_is_named(pid_t pid, const char *name);
 /* CPU time used by this process so far, user and system, in us. */
 double proc_self_cpu_us(void);
 
+/*
+ * The whole machine's CPU time from the first line of /proc/stat, in
+ * clock ticks summed over every CPU: busy (user, nice, system, irq,
+ * softirq, steal), idle (idle, iowait) and, of busy, the interrupts (irq,
+ * softirq). A process's own times leave out the interrupts that ran in
+ * its context: loopback TCP's receive side runs as a softirq in the
+ * sender's. Returns 0, or -1 when it cannot be read.
+ */
+struct proc_stat_cpu {
+	long long busy, idle, irq;
+};
+
+int proc_stat_cpu(struct proc_stat_cpu *);
+
 /* The host, as the report names it. */
 struct proc_machine {
 	char cpu[128]; /* model name, or "unknown" */

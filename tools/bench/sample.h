@@ -1,6 +1,7 @@
 /*
  * The CPU times of the processes measured (the reactors, redis-server,
- * lapse-bench itself) and Redis's command statistics, at one instant.
+ * lapse-bench itself) and of the whole machine, and Redis's command
+ * statistics, at one instant.
  * A run takes a sample where its measurement starts and one where it
  * ends; their difference is the run's CPU use and Redis work.
  */
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "cmdstats.h"
+#include "proc.h"
 
 struct bench;
 
@@ -20,6 +22,7 @@ struct sample {
 	long long redis;
 	long long redis_faults; /* minor page faults; -1 unknown */
 	double self_us;
+	struct proc_stat_cpu machine; /* busy -1: unknown */
 	struct cmdstats cmd;
 };
 
@@ -29,6 +32,20 @@ void sample_take(const struct bench *b, struct sample *s);
 
 /* Free what a sample holds; it is left empty. */
 void sample_free(struct sample *s);
+
+/*
+ * The whole machine's CPU between readings c0 and c1 (busy -1: unknown):
+ * CPU us per unit of work for n units (a delivery, a request), but for
+ * self_us that lapse-bench used meanwhile, and busy and interrupts in %
+ * of all CPUs, lapse-bench included; each -1 when unknown.
+ */
+struct machine_use {
+	double us, busy_pct, irq_pct;
+};
+
+void sample_machine_use(const struct proc_stat_cpu *c0,
+    const struct proc_stat_cpu *c1, double self_us, uint64_t n,
+    struct machine_use *u);
 
 /* CPU use between tick counts t0 and t1 taken us apart, in % of one
  * core; -1 when unknown. */

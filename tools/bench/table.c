@@ -309,6 +309,31 @@ table_delivery_row(const struct row *row)
 }
 
 /*
+ * The whole machine's CPU (/proc/stat), which the processes' own times
+ * above leave the interrupts out of: per delivery, and per request of
+ * the yardstick, with how busy the CPUs were in each.
+ */
+static void
+table_delivery_machine(const struct deliver_result *dr)
+{
+	const struct machine_use *m = &dr->machine, *w = &dr->wrk_machine;
+
+	if (m->us < 0)
+		return;
+	printf("  the machine (every process, interrupts included): %.1f us "
+	       "per delivery,\n"
+	       "  CPUs %.0f%% busy (interrupts %.0f%%)",
+	    m->us, m->busy_pct, m->irq_pct);
+	if (w->us > 0)
+		printf("; wrk's run: %.1f us per request, %.0f%% busy "
+		       "(interrupts %.0f%%);\n"
+		       "  its CPU per request is %.1f%% of lapse's per "
+		       "delivery",
+		    w->us, w->busy_pct, w->irq_pct, w->us * 100 / m->us);
+	printf("\n");
+}
+
+/*
  * The bound the CPUs put on an http row: the reactor, Redis and the
  * receiver all run on this machine's CPUs, so that at best, with every
  * CPU busy all the time, a delivery costs their CPU time per delivery
@@ -340,6 +365,7 @@ table_delivery_bound(const struct row *row, long ncpu)
 	if (dr->per_s >= 0)
 		printf("; acked/s is %.1f%% of that", dr->per_s * 100 / bound);
 	printf("\n");
+	table_delivery_machine(dr);
 }
 
 /* The delivery rows again, with their yardsticks and CPU per delivery. */
