@@ -143,6 +143,27 @@ wait_until() {
 	return 1
 }
 
+T_PORTS=
+
+# free_port: set FREE_PORT to a port on 127.0.0.1 that nothing listens
+# on now and that this test has not handed out yet (not in a subshell:
+# the ports handed out are remembered here). Another program may still
+# take it first: a server started on it may have to try another.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		case " $T_PORTS " in
+		*" $p "*) continue ;;
+		esac
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			T_PORTS="$T_PORTS $p"
+			FREE_PORT=$p
+			return
+		fi
+	done
+}
+
 # redis_start [NAME] [EXTRA ARGS...]: start a private redis-server on
 # $T_DIR/NAME.sock; sets REDIS_SOCK, REDIS_PID and REDIS_URL.
 redis_start() {

@@ -8,27 +8,6 @@
 # data nodes require that password; with SENTINEL_PW, the sentinels
 # require theirs.
 
-T_PORTS=
-
-# free_port: set FREE_PORT to a port on 127.0.0.1 that nothing listens
-# on now and that this test has not handed out yet (not in a subshell:
-# the ports handed out are remembered here). Another program may still
-# take it first: starting a server on it is retried (start_free).
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		case " $T_PORTS " in
-		*" $p "*) continue ;;
-		esac
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			T_PORTS="$T_PORTS $p"
-			FREE_PORT=$p
-			return
-		fi
-	done
-}
-
 # server_up NAME PORT PID: wait (10 s) until the server answers PING;
 # 0 when it does, 2 when it could not listen (the port was taken since),
 # else bail out.

@@ -8,23 +8,8 @@
 . "$TESTS_LIB"
 t_start 60
 
-# free_port: a loopback TCP port nothing listens on now.
-free_port() {
-	local port i
-	for i in $(seq 1 50); do
-		port=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return 0
-		fi
-	done
-	return 1
-}
-
-PORT=$(free_port) || {
-	echo "Bail out! no free TCP port on 127.0.0.1"
-	exit 1
-}
+free_port
+PORT=$FREE_PORT
 # The unix socket stays for rcli and lapse; "-::1": IPv6 only if the host
 # has it, since /etc/hosts may name localhost ::1 as well.
 redis_start redis --port "$PORT" --bind "127.0.0.1 -::1"
