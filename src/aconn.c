@@ -13,7 +13,8 @@
  * frees the context after it returns; redisAsyncDisconnect() waits for
  * pending replies, so a hung server would never be let go: connections
  * are dropped with redisAsyncFree(), always from a libevent callback of
- * our own (drop_ev), never from inside a hiredis callback.
+ * our own (drop_ev, or the connect timer for a connect not yet made),
+ * never from inside a hiredis callback.
  *
  * Every command is tracked in a FIFO with its send time; replies come back
  * in order, so the head is the oldest outstanding command, and a check
@@ -25,6 +26,11 @@
  * loop: the callback must not touch the connection then, which may be
  * gone (aconn_free() during a lookup).
  *
+ * A host name's addresses are tried in the resolver's order, each with
+ * the whole connect timeout: a connect refused, unreachable or timed out
+ * goes on at once with the next address, and only the last one's failure
+ * fails the attempt (which resolves the name again after the backoff).
+ *
  * A failure episode (failures, backoff, the warn reminders) starts with
  * the first failure after the connection was declared healthy and ends
  * only when it is declared healthy again, never merely by being ready.
@@ -34,7 +40,6 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -102,6 +107,8 @@ struct aconn {
 	enum aconn_state state;
 	redisAsyncContext *ac;
 	struct evdns_getaddrinfo_request *dnsreq;
+	struct evutil_addrinfo *addrs; /* the host name's, this attempt */
+	struct evutil_addrinfo *addr; /* the one connected to */
 	struct pending_list pending;
 	size_t npending;
 
@@ -123,6 +130,7 @@ struct aconn {
 
 static void aconn_connect(struct aconn *);
 static void aconn_connect_addr(struct aconn *, const char *);
+static void aconn_connect_failed(struct aconn *, const char *);
 static void aconn_handshake_next(struct aconn *, int);
 
 static void
@@ -242,6 +250,12 @@ connect_timeout_cb(evutil_socket_t fd, short events, void *arg)
 
 	snprintf(why, sizeof why, "connect timed out after %llu ms",
 	    (unsigned long long)conn->cfg.connect_timeout_ms);
+	if (conn->state == ACONN_CONNECTING) {
+		/* Our own event: the context may be freed here. */
+		redisAsyncFree(conn->ac);
+		aconn_connect_failed(conn, why);
+		return;
+	}
 	aconn_drop(conn, why);
 }
 
@@ -512,8 +526,11 @@ connect_cb(const redisAsyncContext *ac, int status)
 
 	evtimer_del(conn->connect_timer);
 	if (status != REDIS_OK) {
-		/* hiredis frees the context; no disconnect callback follows. */
-		aconn_retry(conn,
+		/*
+		 * hiredis frees the context; no disconnect callback follows,
+		 * and a context for the next address is another one.
+		 */
+		aconn_connect_failed(conn,
 		    ac->c.errstr[0] != '\0' ? ac->c.errstr : "cannot connect");
 		return;
 	}
@@ -569,7 +586,7 @@ aconn_connect_addr(struct aconn *conn, const char *addr)
 	if (ac->err != 0) {
 		snprintf(why, sizeof why, "%s", ac->errstr);
 		redisAsyncFree(ac);
-		aconn_retry(conn, why);
+		aconn_connect_failed(conn, why);
 		return;
 	}
 	ac->data = conn;
@@ -585,12 +602,69 @@ aconn_connect_addr(struct aconn *conn, const char *addr)
 	timer_ms(conn->connect_timer, conn->cfg.connect_timeout_ms);
 }
 
+/* ai's address as text in buf (INET6_ADDRSTRLEN bytes), returned. */
+static const char *
+addr_text(const struct evutil_addrinfo *ai, char *buf, size_t len)
+{
+	const void *sa;
+
+	if (ai->ai_family == AF_INET6)
+		sa = &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+	else
+		sa = &((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+	if (evutil_inet_ntop(ai->ai_family, sa, buf, len) == NULL)
+		snprintf(buf, len, "?");
+	return (buf);
+}
+
+/*
+ * The connect failed (why): refused, unreachable or timed out. The host
+ * name's next address is tried at once; after the last one, the attempt
+ * fails, saying how many addresses failed when there were several.
+ */
+static void
+aconn_connect_failed(struct aconn *conn, const char *why)
+{
+	const struct evutil_addrinfo *ai;
+	char from[INET6_ADDRSTRLEN], to[INET6_ADDRSTRLEN], all[320];
+	int n = 0;
+
+	conn->ac = NULL;
+	if (conn->addr != NULL && conn->addr->ai_next != NULL) {
+		addr_text(conn->addr, from, sizeof from);
+		conn->addr = conn->addr->ai_next;
+		addr_text(conn->addr, to, sizeof to);
+		log_debug("redis %s: %s: %s: %s; trying %s", conn->name,
+		    conn->display, from, why, to);
+		aconn_connect_addr(conn, to);
+		return;
+	}
+	if (conn->addrs != NULL && conn->addrs->ai_next != NULL) {
+		for (ai = conn->addrs; ai != NULL; ai = ai->ai_next)
+			n++;
+		snprintf(all, sizeof all,
+		    "all %d addresses of %s failed, the last: %s", n,
+		    conn->url->host, why);
+		why = all;
+	}
+	aconn_retry(conn, why);
+}
+
+/* Forget the addresses of the last attempt's host name. */
+static void
+aconn_forget_addrs(struct aconn *conn)
+{
+	if (conn->addrs != NULL)
+		evutil_freeaddrinfo(conn->addrs);
+	conn->addrs = NULL;
+	conn->addr = NULL;
+}
+
 static void
 dns_cb(int result, struct evutil_addrinfo *res, void *arg)
 {
 	struct aconn *conn = arg;
 	char addr[INET6_ADDRSTRLEN], why[256];
-	const void *sa;
 
 	if (result == EVUTIL_EAI_CANCEL) {
 		/* Whoever cancelled may have freed conn: touch nothing. */
@@ -608,14 +682,11 @@ dns_cb(int result, struct evutil_addrinfo *res, void *arg)
 		aconn_retry(conn, why);
 		return;
 	}
-	if (res->ai_family == AF_INET6)
-		sa = &((struct sockaddr_in6 *)res->ai_addr)->sin6_addr;
-	else
-		sa = &((struct sockaddr_in *)res->ai_addr)->sin_addr;
-	inet_ntop(res->ai_family, sa, addr, sizeof addr);
-	evutil_freeaddrinfo(res);
+	/* Each address gets its own connect timeout. */
 	evtimer_del(conn->connect_timer);
-	aconn_connect_addr(conn, addr);
+	conn->addrs = res;
+	conn->addr = res;
+	aconn_connect_addr(conn, addr_text(res, addr, sizeof addr));
 }
 
 static void
@@ -627,6 +698,7 @@ aconn_connect(struct aconn *conn)
 
 	if (conn->state == ACONN_STOPPED)
 		return;
+	aconn_forget_addrs(conn);
 	url = conn->cfg.target(conn->cfg.target_arg, &why);
 	if (url == NULL) {
 		aconn_retry(conn, why);
@@ -742,6 +814,7 @@ aconn_free(struct aconn *conn)
 		evdns_getaddrinfo_cancel(conn->dnsreq);
 	if (conn->ac != NULL)
 		redisAsyncFree(conn->ac);
+	aconn_forget_addrs(conn);
 	event_free(conn->connect_timer);
 	event_free(conn->retry_timer);
 	event_free(conn->check_timer);

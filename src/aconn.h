@@ -15,9 +15,9 @@
  * at every connect that the node is a master (ROLE), and tells the target
  * when it is not, when a command is answered READONLY, and when the node
  * cannot be reached or is lost; aconn_retarget() says the target changed.
- * Host
- * names are resolved with evdns only: without a resolver, only addresses
- * and unix sockets are connected, so the loop never blocks.
+ * Host names are resolved with evdns only: without a resolver, only
+ * addresses and unix sockets are connected, so the loop never blocks. A
+ * name's addresses are tried in turn, each for the connect timeout.
  *
  * Failures come in episodes: the first one is logged at warn, later ones
  * at debug with a reminder at warn every 30 s, and the backoff keeps

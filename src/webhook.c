@@ -35,6 +35,15 @@
  * and an evhttp connection freed while its bufferevent resolves is leaked
  * by libevent 2.1.12 (seen with AddressSanitizer).
  *
+ * A host name's addresses are tried in the resolver's order, within the
+ * call's one deadline: a connect refused or unreachable goes on with the
+ * next address at once, and one to an address that has others after it
+ * that is not made within half the time left is given up for the next
+ * (curl's rule; the last address has all the time left). Only a connect
+ * not made is given up: nothing of the request has been sent then. While
+ * addresses are left, evhttp is given a copy of the request, and the call
+ * keeps its own for the next address.
+ *
  * Error messages never hold a header value or the body, and never the
  * URL (its query may hold a token): only its host.
  */
@@ -61,6 +70,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/http_struct.h>
+#include <event2/keyvalq_struct.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -134,9 +144,13 @@ struct webhook_call {
 	uint64_t timeout_ms;
 	struct webhook_url *url; /* NULL until parsed */
 
-	struct evhttp_request *req; /* ours until RUNNING, then evhttp's */
+	/* Ours until RUNNING on the last of the host's addresses. */
+	struct evhttp_request *req;
 	struct lookup *lookup; /* while RESOLVING */
 	struct evdns_getaddrinfo_request *dnsreq;
+	struct evutil_addrinfo *addrs; /* the host name's, looked up */
+	struct evutil_addrinfo *addr; /* the one connected to */
+	struct event *addr_timer; /* gives up a connect to addr; or NULL */
 	struct webhook_conn *conn; /* while RUNNING */
 	struct event *step; /* start, and later delivery */
 	struct event *deadline;
@@ -175,6 +189,8 @@ struct webhook_client {
 
 static void call_start(struct webhook_call *);
 static void call_stop(struct webhook_call *);
+static void call_next_addr(struct webhook_call *, const char *);
+static struct evhttp_request *request_copy(struct webhook_call *);
 static void call_finish(struct webhook_call *);
 static void call_deliver(struct webhook_call *);
 static void conn_destroy(struct webhook_conn *);
@@ -1107,8 +1123,49 @@ error_cb(enum evhttp_request_error error, void *arg)
 }
 
 /*
+ * Whether the call's connect failed, so that nothing of the request was
+ * sent: evhttp calls back without a status and without an error for a
+ * refused connect (and for one it could not start), and with an EOF and
+ * the socket's errno for an unreachable one.
+ */
+static int
+call_not_connected(const struct webhook_call *call, int status)
+{
+	if (status != 0 || call->headers_seen)
+		return (0);
+	if (!call->error_seen)
+		return (1);
+	return (call->http_error == EVREQ_HTTP_EOF &&
+	    (call->saved_errno == ECONNREFUSED ||
+	        call->saved_errno == EHOSTUNREACH ||
+	        call->saved_errno == ENETUNREACH));
+}
+
+/*
+ * The connect to the last of the call's addresses failed too: when there
+ * were several, the error says so, and names the host.
+ */
+static void
+call_all_failed(struct webhook_call *call)
+{
+	const struct evutil_addrinfo *ai;
+	char *msg;
+	int n = 0;
+
+	if (call->addrs->ai_next == NULL)
+		return;
+	for (ai = call->addrs; ai != NULL; ai = ai->ai_next)
+		n++;
+	xasprintf(&msg, "all %d addresses of %s failed, the last: %s", n,
+	    call->url->host, call->error);
+	free(call->error);
+	call->error = msg;
+}
+
+/*
  * The request is over: a complete response, or a failure (req NULL, or
- * without a status). evhttp frees req after this returns.
+ * without a status). evhttp frees req after this returns. A connect that
+ * failed goes on with the next address, if any is left.
  */
 static void
 request_cb(struct evhttp_request *req, void *arg)
@@ -1143,6 +1200,15 @@ request_cb(struct evhttp_request *req, void *arg)
 		call->error = call_failure(call);
 	conn_release(call->conn, reusable);
 	call->conn = NULL;
+	if (call->addr != NULL && call_not_connected(call, status)) {
+		if (call->addr->ai_next != NULL) {
+			call_next_addr(call, call->error);
+			free(call->error);
+			call->error = NULL;
+			return;
+		}
+		call_all_failed(call);
+	}
 	call_finish(call);
 }
 
@@ -1224,12 +1290,16 @@ call_run(struct webhook_call *call, struct webhook_conn *conn)
 	conn->call = call;
 	call->conn = conn;
 	call->state = CALL_RUNNING;
-	call->req = NULL; /* evhttp's from here, or freed below */
+	if (call->addr != NULL && call->addr->ai_next != NULL)
+		req = request_copy(call); /* call->req kept for the next */
+	else
+		call->req = NULL; /* evhttp's from here, or freed below */
 	conn_set_timeout(conn, call->timeout_ms);
 	call->client->stats.requests++;
 	/*
 	 * A refused connect may run request_cb before this returns: then
-	 * the call is DONE and its step event active again.
+	 * the call is DONE, or WAITING for its next address, and its step
+	 * event active again.
 	 */
 	if (evhttp_make_request(
 	        conn->evcon, req, EVHTTP_REQ_POST, call->url->target) != 0) {
@@ -1258,17 +1328,120 @@ call_connect(struct webhook_call *call, const char *address)
 	call_run(call, conn);
 }
 
+/* ai's address as text in buf (INET6_ADDRSTRLEN bytes), returned. */
+static const char *
+addr_text(const struct evutil_addrinfo *ai, char *buf, size_t len)
+{
+	const void *in;
+
+	if (ai->ai_family == AF_INET6)
+		in = &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+	else
+		in = &((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+	if (evutil_inet_ntop(ai->ai_family, in, buf, len) == NULL)
+		snprintf(buf, len, "?");
+	return (buf);
+}
+
+/*
+ * What is left of the call's time, in ms. Both times are libevent's
+ * monotonic clock shifted by the same offset to wall time.
+ */
+static uint64_t
+call_time_left_ms(struct webhook_call *call)
+{
+	struct timeval end, now, left;
+
+	if (!evtimer_pending(call->deadline, &end))
+		return (0);
+	event_base_gettimeofday_cached(call->client->base, &now);
+	if (!evutil_timercmp(&end, &now, >))
+		return (0);
+	evutil_timersub(&end, &now, &left);
+	return ((uint64_t)left.tv_sec * 1000 + (uint64_t)left.tv_usec / 1000);
+}
+
+/*
+ * The connect to the call's address, which others follow, has had half
+ * the time that was left: still not made, it is given up for the next
+ * address. A connection made is left to the call's deadline: its request
+ * may have been sent.
+ */
+static void
+addr_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct webhook_call *call = arg;
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof peer;
+	evutil_socket_t s;
+
+	if (call->state != CALL_RUNNING || call->conn == NULL)
+		return;
+	s = bufferevent_getfd(call->conn->bev);
+	if (s == -1 || getpeername(s, (struct sockaddr *)&peer, &len) == 0 ||
+	    errno != ENOTCONN)
+		return;
+	conn_destroy(call->conn);
+	call_next_addr(call, "not connected within half the time left");
+}
+
+/*
+ * Connect to the call's address, one of its host name's. While others
+ * follow it, the connect has half the time left (addr_timeout_cb).
+ */
+static void
+call_connect_addr(struct webhook_call *call)
+{
+	char address[INET6_ADDRSTRLEN];
+	struct timeval tv;
+	uint64_t ms;
+
+	call_connect(call, addr_text(call->addr, address, sizeof address));
+	if (call->state != CALL_RUNNING || call->addr->ai_next == NULL)
+		return;
+	if (call->addr_timer == NULL) {
+		call->addr_timer =
+		    evtimer_new(call->client->base, addr_timeout_cb, call);
+		if (call->addr_timer == NULL)
+			fatalx("webhook: evtimer_new failed");
+	}
+	ms = call_time_left_ms(call) / 2;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000 * 1000);
+	evtimer_add(call->addr_timer, &tv);
+}
+
+/*
+ * The connect to the call's address failed (why), nothing was sent: go
+ * on with the next address, from the call's step event.
+ */
+static void
+call_next_addr(struct webhook_call *call, const char *why)
+{
+	char from[INET6_ADDRSTRLEN], to[INET6_ADDRSTRLEN];
+
+	addr_text(call->addr, from, sizeof from);
+	call->addr = call->addr->ai_next;
+	log_debug("webhook: %s: %s: %s; trying %s", call->url->key, from, why,
+	    addr_text(call->addr, to, sizeof to));
+	if (call->addr_timer != NULL)
+		evtimer_del(call->addr_timer);
+	call->error_seen = 0;
+	call->saved_errno = 0;
+	call->state = CALL_WAITING;
+	event_active(call->step, EV_TIMEOUT, 1);
+}
+
 /*
  * The lookup of the call's host is over (maybe at once, from inside
- * evdns_getaddrinfo()). The first address is used.
+ * evdns_getaddrinfo()): its addresses are tried in turn.
  */
 static void
 resolve_cb(int result, struct evutil_addrinfo *ai, void *arg)
 {
 	struct lookup *lookup = arg;
 	struct webhook_call *call = lookup->call;
-	char address[INET6_ADDRSTRLEN], *msg;
-	const void *in = NULL;
+	char *msg;
 
 	free(lookup);
 	if (call == NULL) { /* cancelled */
@@ -1278,23 +1451,16 @@ resolve_cb(int result, struct evutil_addrinfo *ai, void *arg)
 	}
 	call->lookup = NULL;
 	call->dnsreq = NULL;
-	if (result == 0 && ai != NULL) {
-		if (ai->ai_family == AF_INET)
-			in = &((struct sockaddr_in *)ai->ai_addr)->sin_addr;
-		else if (ai->ai_family == AF_INET6)
-			in = &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
-	}
-	if (in == NULL ||
-	    evutil_inet_ntop(ai->ai_family, in, address, sizeof address) ==
-	        NULL) {
+	if (result != 0 || ai == NULL) {
 		if (ai != NULL)
 			evutil_freeaddrinfo(ai);
 		xasprintf(&msg, "cannot resolve %s", call->url->host);
 		call_refuse(call, msg);
 		return;
 	}
-	evutil_freeaddrinfo(ai);
-	call_connect(call, address);
+	call->addrs = ai;
+	call->addr = ai;
+	call_connect_addr(call);
 }
 
 /*
@@ -1341,6 +1507,8 @@ call_start(struct webhook_call *call)
 		call_run(call, conn);
 	else if (call->url->is_ip)
 		call_connect(call, call->url->host);
+	else if (call->addr != NULL)
+		call_connect_addr(call); /* the next of the host's addresses */
 	else
 		call_resolve(call);
 }
@@ -1361,6 +1529,12 @@ call_free(struct webhook_call *call)
 	call_detach(call);
 	event_free(call->step);
 	event_free(call->deadline);
+	if (call->addr_timer != NULL)
+		event_free(call->addr_timer);
+	if (call->req != NULL)
+		evhttp_request_free(call->req);
+	if (call->addrs != NULL)
+		evutil_freeaddrinfo(call->addrs);
 	url_unref(call->url);
 	free(call->error);
 	free(call->body);
@@ -1390,6 +1564,46 @@ call_deliver(struct webhook_call *call)
 	call_free(call);
 }
 
+/* A new request of the call's, without headers or body. */
+static struct evhttp_request *
+request_new(struct webhook_call *call)
+{
+	struct evhttp_request *req;
+
+	req = evhttp_request_new(request_cb, call);
+	if (req == NULL)
+		fatalx("webhook: evhttp_request_new failed");
+	evhttp_request_set_header_cb(req, header_cb);
+	evhttp_request_set_chunked_cb(req, chunk_cb);
+	evhttp_request_set_error_cb(req, error_cb);
+	return (req);
+}
+
+/*
+ * A copy of the call's request, headers and body, for evhttp: the call
+ * keeps its own for the next address.
+ */
+static struct evhttp_request *
+request_copy(struct webhook_call *call)
+{
+	struct evhttp_request *req = request_new(call);
+	struct evkeyvalq *to = evhttp_request_get_output_headers(req);
+	struct evbuffer *body = evhttp_request_get_output_buffer(call->req);
+	size_t len = evbuffer_get_length(body);
+	struct evkeyval *h;
+
+	TAILQ_FOREACH(h, evhttp_request_get_output_headers(call->req), next)
+	{
+		if (evhttp_add_header(to, h->key, h->value) != 0)
+			fatalx("webhook: evhttp_add_header failed");
+	}
+	if (len > 0 &&
+	    evbuffer_add(evhttp_request_get_output_buffer(req),
+	        evbuffer_pullup(body, -1), len) != 0)
+		fatalx("webhook: evbuffer_add failed");
+	return (req);
+}
+
 /*
  * The request for call, its headers checked, or NULL with *cause set.
  * evhttp adds Content-Length; Host comes first, then the caller's.
@@ -1411,12 +1625,7 @@ call_request(
 			return (NULL);
 		}
 	}
-	req = evhttp_request_new(request_cb, call);
-	if (req == NULL)
-		fatalx("webhook: evhttp_request_new failed");
-	evhttp_request_set_header_cb(req, header_cb);
-	evhttp_request_set_chunked_cb(req, chunk_cb);
-	evhttp_request_set_error_cb(req, error_cb);
+	req = request_new(call);
 	headers = evhttp_request_get_output_headers(req);
 	if (evhttp_add_header(headers, "Host", call->url->hostport) != 0)
 		fatalx("webhook: evhttp_add_header failed");

@@ -2,9 +2,10 @@
  * The HTTP(S) client of the http sink: one POST per call, on a keep-alive
  * connection taken from a pool per (scheme, host, port) or opened for it,
  * bounded as a whole (connect, TLS, send, response) by the call's own
- * timeout. The answer is reported as it came: the status, Retry-After, the
- * Location of a redirect (never followed) and the start of the body;
- * deciding what is a success and when to retry is the caller's business.
+ * timeout, within which a host name's addresses are tried in turn. The
+ * answer is reported as it came: the status, Retry-After, the Location
+ * of a redirect (never followed) and the start of the body; deciding
+ * what is a success and when to retry is the caller's business.
  *
  * https:// verifies the server's certificate against the configured CAs
  * and its name against the URL's host (SNI is sent for host names).
@@ -64,7 +65,8 @@ struct webhook_result {
 	 * and never quoting a header value or the body: "timed out after
 	 * 10s", "connection refused", "connection reset", "connection closed
 	 * before the response", "cannot resolve HOST", "TLS: certificate
-	 * verify failed: REASON", "TLS: host name mismatch", "malformed
+	 * verify failed: REASON", "TLS: host name mismatch", "all 2 addresses
+	 * of HOST failed, the last: connection refused", "malformed
 	 * response, or its headers over 64 KiB", "bad URL: ...", "bad
 	 * header: ...", "bad timeout: 0", ...
 	 */
