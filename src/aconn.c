@@ -60,6 +60,7 @@
 #include "clock.h"
 #include "clusterreply.h"
 #include "histogram.h"
+#include "hostport.h"
 #include "log.h"
 #include "lualib.h"
 #include "rcmd.h"
@@ -602,21 +603,6 @@ aconn_connect_addr(struct aconn *conn, const char *addr)
 	timer_ms(conn->connect_timer, conn->cfg.connect_timeout_ms);
 }
 
-/* ai's address as text in buf (INET6_ADDRSTRLEN bytes), returned. */
-static const char *
-addr_text(const struct evutil_addrinfo *ai, char *buf, size_t len)
-{
-	const void *sa;
-
-	if (ai->ai_family == AF_INET6)
-		sa = &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
-	else
-		sa = &((struct sockaddr_in *)ai->ai_addr)->sin_addr;
-	if (evutil_inet_ntop(ai->ai_family, sa, buf, len) == NULL)
-		snprintf(buf, len, "?");
-	return (buf);
-}
-
 /*
  * The connect failed (why): refused, unreachable or timed out. The host
  * name's next address is tried at once; after the last one, the attempt
@@ -631,9 +617,9 @@ aconn_connect_failed(struct aconn *conn, const char *why)
 
 	conn->ac = NULL;
 	if (conn->addr != NULL && conn->addr->ai_next != NULL) {
-		addr_text(conn->addr, from, sizeof from);
+		hostport_addr_text(conn->addr->ai_addr, from, sizeof from);
 		conn->addr = conn->addr->ai_next;
-		addr_text(conn->addr, to, sizeof to);
+		hostport_addr_text(conn->addr->ai_addr, to, sizeof to);
 		log_debug("redis %s: %s: %s: %s; trying %s", conn->name,
 		    conn->display, from, why, to);
 		aconn_connect_addr(conn, to);
@@ -686,7 +672,8 @@ dns_cb(int result, struct evutil_addrinfo *res, void *arg)
 	evtimer_del(conn->connect_timer);
 	conn->addrs = res;
 	conn->addr = res;
-	aconn_connect_addr(conn, addr_text(res, addr, sizeof addr));
+	aconn_connect_addr(
+	    conn, hostport_addr_text(res->ai_addr, addr, sizeof addr));
 }
 
 static void

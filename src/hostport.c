@@ -146,3 +146,18 @@ hostport_sockaddr(
 		*len = sizeof *sin;
 	}
 }
+
+const char *
+hostport_addr_text(const struct sockaddr *sa, char *buf, size_t len)
+{
+	const void *in;
+
+	if (sa->sa_family == AF_INET6)
+		in =
+		    &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	else
+		in = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+	if (inet_ntop(sa->sa_family, in, buf, (socklen_t)len) == NULL)
+		snprintf(buf, len, "?");
+	return (buf);
+}

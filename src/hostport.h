@@ -4,7 +4,8 @@
  * for every IPv4 address) or an IPv6 address in brackets ("[::1]:9465",
  * "[::]:9465"), and a port from 1 to 65535. Host names are refused: a
  * lookup at start would block or guess, and an operator who exposes a
- * port means one address. No I/O.
+ * port means one address. And a socket address as text, for messages.
+ * No I/O.
  */
 #ifndef LAPSE_HOSTPORT_H
 #define LAPSE_HOSTPORT_H
@@ -36,5 +37,12 @@ char *hostport_format(const struct hostport *hp, char *buf, size_t len);
 /* The socket address of hp in *ss, its length in *len. */
 void hostport_sockaddr(
     const struct hostport *hp, struct sockaddr_storage *ss, socklen_t *len);
+
+/*
+ * The address of sa (AF_INET or AF_INET6) as text in buf, which holds
+ * INET6_ADDRSTRLEN bytes; "?" when it cannot be written. Returns buf.
+ */
+const char *
+hostport_addr_text(const struct sockaddr *sa, char *buf, size_t len);
 
 #endif

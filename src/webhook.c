@@ -79,6 +79,7 @@
 #include "codec.h"
 #include "duration.h"
 #include "httpdate.h"
+#include "hostport.h"
 #include "log.h"
 #include "webhook.h"
 #include "xmalloc.h"
@@ -1328,21 +1329,6 @@ call_connect(struct webhook_call *call, const char *address)
 	call_run(call, conn);
 }
 
-/* ai's address as text in buf (INET6_ADDRSTRLEN bytes), returned. */
-static const char *
-addr_text(const struct evutil_addrinfo *ai, char *buf, size_t len)
-{
-	const void *in;
-
-	if (ai->ai_family == AF_INET6)
-		in = &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
-	else
-		in = &((struct sockaddr_in *)ai->ai_addr)->sin_addr;
-	if (evutil_inet_ntop(ai->ai_family, in, buf, len) == NULL)
-		snprintf(buf, len, "?");
-	return (buf);
-}
-
 /*
  * What is left of the call's time, in ms. Both times are libevent's
  * monotonic clock shifted by the same offset to wall time.
@@ -1396,7 +1382,8 @@ call_connect_addr(struct webhook_call *call)
 	struct timeval tv;
 	uint64_t ms;
 
-	call_connect(call, addr_text(call->addr, address, sizeof address));
+	call_connect(call,
+	    hostport_addr_text(call->addr->ai_addr, address, sizeof address));
 	if (call->state != CALL_RUNNING || call->addr->ai_next == NULL)
 		return;
 	if (call->addr_timer == NULL) {
@@ -1420,10 +1407,10 @@ call_next_addr(struct webhook_call *call, const char *why)
 {
 	char from[INET6_ADDRSTRLEN], to[INET6_ADDRSTRLEN];
 
-	addr_text(call->addr, from, sizeof from);
+	hostport_addr_text(call->addr->ai_addr, from, sizeof from);
 	call->addr = call->addr->ai_next;
 	log_debug("webhook: %s: %s: %s; trying %s", call->url->key, from, why,
-	    addr_text(call->addr, to, sizeof to));
+	    hostport_addr_text(call->addr->ai_addr, to, sizeof to));
 	if (call->addr_timer != NULL)
 		evtimer_del(call->addr_timer);
 	call->error_seen = 0;

@@ -1,7 +1,8 @@
 /*
  * Unit tests for hostport.c: the addresses an operator writes for
  * `listen`, the ones it must refuse with their exact messages, and the
- * round trip through hostport_format() and the socket address.
+ * round trip through hostport_format() and the socket address; socket
+ * addresses as text.
  */
 #include "config.h"
 
@@ -154,6 +155,32 @@ START_TEST(test_format)
 }
 END_TEST
 
+/* A resolver's socket addresses as text, and one of no known family. */
+START_TEST(test_addr_text)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	char buf[INET6_ADDRSTRLEN];
+
+	memset(&ss, 0, sizeof ss);
+	sin->sin_family = AF_INET;
+	inet_pton(AF_INET, "192.0.2.7", &sin->sin_addr);
+	ck_assert_str_eq(
+	    hostport_addr_text((struct sockaddr *)&ss, buf, sizeof buf),
+	    "192.0.2.7");
+	memset(&ss, 0, sizeof ss);
+	sin6->sin6_family = AF_INET6;
+	inet_pton(AF_INET6, "2001:db8::1", &sin6->sin6_addr);
+	ck_assert_str_eq(
+	    hostport_addr_text((struct sockaddr *)&ss, buf, sizeof buf),
+	    "2001:db8::1");
+	ss.ss_family = AF_UNIX;
+	ck_assert_str_eq(
+	    hostport_addr_text((struct sockaddr *)&ss, buf, sizeof buf), "?");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -164,6 +191,7 @@ main(void)
 	tcase_add_loop_test(tc, test_bad, 0, NITEMS(bad));
 	tcase_add_loop_test(tc, test_round_trip, 0, NITEMS(good));
 	tcase_add_test(tc, test_format);
+	tcase_add_test(tc, test_addr_text);
 	suite_add_tcase(s, tc);
 	return (unit_run(s));
 }
