@@ -18,25 +18,36 @@
 
 #include "proc.h"
 
+/* The start of file path into buf (size bytes, NUL-terminated); 0 or -1. */
+static int
+proc_read(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return (-1);
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return (-1);
+	buf[n] = '\0';
+	return (0);
+}
+
 long long
 proc_cpu_ticks(pid_t pid, long long *faults)
 {
 	char path[64], buf[2048], *p;
 	unsigned long long minflt, ut, st;
-	ssize_t n;
-	int fd, i;
+	int i;
 
 	if (faults != NULL)
 		*faults = -1;
 	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
+	if (proc_read(path, buf, sizeof buf) != 0)
 		return (-1);
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return (-1);
-	buf[n] = '\0';
 	/* The command name may hold spaces and parentheses: skip past the
 	 * last ')'. Then come fields 3 (state) to 9; 10 is minflt, 14 and
 	 * 15 are utime and stime. */
@@ -62,17 +73,9 @@ proc_schedstat_ns(const char *path)
 {
 	unsigned long long ns;
 	char buf[128];
-	ssize_t n;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
+	if (proc_read(path, buf, sizeof buf) != 0)
 		return (-1);
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return (-1);
-	buf[n] = '\0';
 	if (sscanf(buf, "%llu", &ns) != 1 || ns > (unsigned long long)LLONG_MAX)
 		return (-1);
 	return ((long long)ns);
@@ -111,17 +114,9 @@ proc_stat_cpu(struct proc_stat_cpu *c)
 {
 	unsigned long long v[8];
 	char buf[512];
-	ssize_t n;
-	int fd;
 
-	fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
+	if (proc_read("/proc/stat", buf, sizeof buf) != 0)
 		return (-1);
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return (-1);
-	buf[n] = '\0';
 	/* cpu user nice system idle iowait irq softirq steal ... */
 	if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
 	        &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
