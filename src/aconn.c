@@ -118,6 +118,7 @@ struct aconn {
 	struct event *check_timer;
 	struct event *drop_ev;
 	char *drop_reason;
+	int leaving; /* the drop asked is aconn_leave()'s: no failure */
 
 	struct backoff backoff;
 	unsigned int failures; /* since it was last declared healthy */
@@ -159,8 +160,16 @@ aconn_retry(struct aconn *conn, const char *why)
 		return;
 	conn->state = ACONN_IDLE;
 	snprintf(conn->last_error, sizeof conn->last_error, "%s", why);
+	if (conn->leaving) {
+		conn->leaving = 0;
+		log_debug("redis %s: %s: %s", conn->name, conn->display, why);
+		evtimer_del(conn->connect_timer);
+		evtimer_del(conn->check_timer);
+		timer_ms(conn->retry_timer, 0);
+		return;
+	}
 	if (conn->cfg.stale != NULL)
-		conn->cfg.stale(conn->cfg.target_arg, why);
+		conn->cfg.stale(conn->cfg.target_arg, 1, why);
 	delay = backoff_next(&conn->backoff, arc4random());
 	conn->failures++;
 	if (conn->failures == 1 || now - conn->nagged_us >= ACONN_NAG_US) {
@@ -199,6 +208,7 @@ drop_cb(evutil_socket_t fd, short events, void *arg)
 	conn->drop_reason = NULL;
 	if (conn->state == ACONN_STOPPED || conn->state == ACONN_IDLE) {
 		/* Asked of a connection lost meanwhile: already retrying. */
+		conn->leaving = 0;
 		free(reason);
 		return;
 	}
@@ -241,6 +251,15 @@ aconn_drop(struct aconn *conn, const char *reason)
 	if (conn->drop_reason == NULL)
 		conn->drop_reason = xstrdup(reason);
 	event_active(conn->drop_ev, EV_TIMEOUT, 0);
+}
+
+void
+aconn_leave(struct aconn *conn, const char *reason)
+{
+	if (conn->state == ACONN_STOPPED || conn->state == ACONN_IDLE)
+		return;
+	conn->leaving = 1;
+	aconn_drop(conn, reason);
 }
 
 static void
@@ -315,11 +334,12 @@ reply_cb(redisAsyncContext *ac, void *r, void *privdata)
 	if (conn->cfg.stale != NULL && sentinelreply_readonly(r) &&
 	    conn->state == ACONN_READY) {
 		/* The node became a replica: find the master again. */
-		conn->cfg.stale(conn->cfg.target_arg, "READONLY reply");
+		conn->cfg.stale(conn->cfg.target_arg, 1, "READONLY reply");
 		aconn_drop(conn, "the node answered READONLY: a replica now");
 	} else if (conn->cfg.stale != NULL && cluster_error(r))
 		/* A Cluster's slot moved or is moving: find its node again. */
-		conn->cfg.stale(conn->cfg.target_arg, ((redisReply *)r)->str);
+		conn->cfg.stale(
+		    conn->cfg.target_arg, 0, ((redisReply *)r)->str);
 	if (conn->npending == 0 && conn->idle_cb != NULL)
 		conn->idle_cb(conn, conn->idle_arg);
 }

@@ -57,11 +57,14 @@ struct aconn;
 typedef const struct redis_url *aconn_target_fn(void *arg, const char **why);
 
 /*
- * The node the target named is not (or no longer) the one to use: it is
- * not a master (ROLE), it answered READONLY, or it could not be reached
- * or was lost. why is borrowed. The target should find the node again.
+ * The node the target named is not (or no longer) the one to use. With
+ * wanting 1, the node itself failed: it is not a master (ROLE), it
+ * answered READONLY, or it could not be reached or was lost. With
+ * wanting 0, it answered that a Cluster's slot is served elsewhere or is
+ * settling (MOVED, ASK, CLUSTERDOWN, TRYAGAIN). why is borrowed. The
+ * target should find the node again.
  */
-typedef void aconn_stale_fn(void *arg, const char *why);
+typedef void aconn_stale_fn(void *arg, int wanting, const char *why);
 
 struct aconn_config {
 	aconn_target_fn *target;
@@ -173,6 +176,14 @@ int aconn_subscribe(struct aconn *, redisCallbackFn *fn, void *privdata,
  * stopped hearing its own heartbeats) and reconnect after a backoff.
  */
 void aconn_drop(struct aconn *, const char *reason);
+
+/*
+ * Drop the connection now and connect at once to the node the target
+ * names next: the owner moves on from a node that works (a Cluster node
+ * whose view may be stale). Not a failure: no backoff, the failure
+ * episode goes on as it was, the reason is logged at debug.
+ */
+void aconn_leave(struct aconn *, const char *reason);
 
 /*
  * The i-th element of an array reply as an integer: 0 with *v set, or -1

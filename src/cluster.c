@@ -361,7 +361,7 @@ cluster_target(void *arg, const char **why)
 }
 
 void
-cluster_stale(void *arg, const char *why)
+cluster_stale(void *arg, int wanting, const char *why)
 {
 	struct cluster_target *t = arg;
 

@@ -76,7 +76,7 @@ void cluster_free(struct cluster *);
 const struct redis_url *cluster_target(void *arg, const char **why);
 
 /* aconn_stale_fn for a struct cluster_target: ask for the topology again. */
-void cluster_stale(void *arg, const char *why);
+void cluster_stale(void *arg, int wanting, const char *why);
 
 /* A connection to a node says it is stale: ask for the topology again. */
 void cluster_refresh(struct cluster *, const char *why);

@@ -131,7 +131,7 @@ node_target(void *arg, const char **why)
 
 /* The node is lost, or no longer a primary: ask where the slots are. */
 static void
-node_stale(void *arg, const char *why)
+node_stale(void *arg, int wanting, const char *why)
 {
 	struct rlink *rl = arg;
 

@@ -334,13 +334,14 @@ sentinel_target(void *arg, const char **why)
 }
 
 void
-sentinel_stale(void *arg, const char *why)
+sentinel_stale(void *arg, int wanting, const char *why)
 {
 	struct sentinel *s = arg;
 
 	log_debug("sentinel: asking again for the master \"%s\": %s",
 	    s->cfg.url->master, why);
-	s->doubted = 1;
+	if (wanting)
+		s->doubted = 1;
 	sentinel_ask(s);
 }
 
