@@ -12,7 +12,13 @@
  *    (the cluster is changing; it is asked again).
  *  - The nodes asked are the URL's (its host and its seeds), then every
  *    other primary of the last valid answer, in turn: a node that cannot
- *    answer is dropped and the next attempt goes to the next one.
+ *    answer is dropped and the next attempt goes to the next one. So is
+ *    one that maps no slot (in no Cluster: reset, or not joined yet), and
+ *    one that names again, for a slot, the primary a link has just found
+ *    wanting (not there, or not a master): its view may be stale (cut off
+ *    from the cluster bus) while the others' is not. A primary found
+ *    wanting is passed over (while another node is left) until an answer
+ *    moves its slot.
  *  - A stale report asks at once, and again every CLUSTER_FAST_POLL_MS
  *    for CLUSTER_FAST_WINDOW_MS after the last report, until an answer
  *    moves a slot: the replica of a lost primary is promoted a while
@@ -45,6 +51,8 @@ struct cluster_target {
 	unsigned int slot;
 	struct redis_url *url; /* NULL until found */
 	char *display;
+	int wanting; /* a link found url wanting: not asked the slots */
+	int doubted; /* and since the last answer */
 };
 
 struct cluster {
@@ -90,14 +98,41 @@ node_url(const struct cluster *c, const char *host, int port)
 	return (u);
 }
 
+static int
+same_node(const struct redis_url *a, const struct redis_url *b)
+{
+	return (a->port == b->port && strcmp(a->host, b->host) == 0);
+}
+
+/* Whether a link has found u wanting (and no answer has moved from it). */
+static int
+node_wanting(const struct cluster *c, const struct redis_url *u)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntargets; i++) {
+		if (c->targets[i]->wanting && same_node(c->targets[i]->url, u))
+			return (1);
+	}
+	return (0);
+}
+
+/* The next node to ask: one no link has found wanting, if there is one. */
 static const struct redis_url *
 query_target(void *arg, const char **why)
 {
 	struct cluster *c = arg;
 	const struct redis_url *u;
+	size_t i;
 
-	u = c->nodes[c->next_node % c->nnodes];
-	c->next_node = (c->next_node + 1) % c->nnodes;
+	for (i = 0; i < c->nnodes; i++) {
+		if (!node_wanting(c, c->nodes[(c->next_node + i) % c->nnodes]))
+			break;
+	}
+	if (i == c->nnodes)
+		i = 0; /* every one: the next all the same */
+	u = c->nodes[(c->next_node + i) % c->nnodes];
+	c->next_node = (c->next_node + i + 1) % c->nnodes;
 	free(c->asked);
 	c->asked = xstrdup(u->host);
 	return (u);
@@ -147,6 +182,7 @@ target_update(struct cluster_target *t, const struct cluster_map *map)
 	if (!first && t->url->port == cr->port &&
 	    strcmp(t->url->host, cr->host) == 0)
 		return (0);
+	t->wanting = 0;
 	redis_url_free(t->url);
 	t->url = node_url(t->cluster, cr->host, cr->port);
 	free(t->display);
@@ -165,10 +201,11 @@ static void
 answer_cb(struct aconn *conn, redisReply *r, void *privdata, uint64_t sent_us)
 {
 	struct cluster *c = privdata;
+	struct cluster_target *t;
 	struct cluster_map map;
 	char *cause;
 	size_t i;
-	int moved = 0;
+	int moved = 0, doubtful = 0;
 
 	c->asking = 0;
 	if (r == NULL)
@@ -182,16 +219,35 @@ answer_cb(struct aconn *conn, redisReply *r, void *privdata, uint64_t sent_us)
 		free(cause);
 		return;
 	}
+	if (map.nranges == 0) {
+		aconn_drop(conn,
+		    "CLUSTER SLOTS maps no slot: the node is in no Cluster "
+		    "(reset, or not joined yet)");
+		return;
+	}
 	c->answered = c->sent;
 	aconn_healthy(conn);
-	for (i = 0; i < c->ntargets; i++)
-		moved |= target_update(c->targets[i], &map);
-	if (map.nranges > 0)
-		cluster_set_nodes(c, &map);
+	for (i = 0; i < c->ntargets; i++) {
+		t = c->targets[i];
+		if (target_update(t, &map))
+			moved = 1;
+		else if (t->doubted)
+			doubtful = 1;
+		t->doubted = 0;
+	}
+	cluster_set_nodes(c, &map);
 	clusterreply_map_free(&map);
 	if (moved) {
 		c->fast_until_us = 0;
 		c->change_cb(c->change_arg);
+	}
+	if (doubtful && c->nnodes > 1) {
+		/* Ask the next node, at once. */
+		c->wanted++;
+		aconn_leave(conn,
+		    "CLUSTER SLOTS names again a primary a link found "
+		    "wanting; asking the next node");
+		return;
 	}
 	cluster_send(c); /* the requests made meanwhile */
 }
@@ -366,13 +422,28 @@ cluster_stale(void *arg, int wanting, const char *why)
 	struct cluster_target *t = arg;
 
 	log_debug("cluster: asking again for slot %u: %s", t->slot, why);
+	if (wanting && t->url != NULL) {
+		t->wanting = 1;
+		t->doubted = 1;
+	}
 	cluster_ask_soon(t->cluster);
 }
 
 void
-cluster_refresh(struct cluster *c, const char *why)
+cluster_refresh(struct cluster *c, const struct redis_url *node, int wanting,
+    const char *why)
 {
+	struct cluster_target *t;
+	size_t i;
+
 	log_debug("cluster: asking again: %s", why);
+	for (i = 0; wanting && i < c->ntargets; i++) {
+		t = c->targets[i];
+		if (t->url != NULL && same_node(t->url, node)) {
+			t->wanting = 1;
+			t->doubted = 1;
+		}
+	}
 	cluster_ask_soon(c);
 }
 

@@ -4,7 +4,9 @@
  * connection (aconn.h: with the connect and command deadlines,
  * reconnecting with backoff) asks CLUSTER SLOTS of a node it knows: the
  * node of the URL first, then in turn every primary the last answer
- * named, so a node unreachable (at start or later) is left for another.
+ * named, so a node unreachable (at start or later) is left for another;
+ * so is one that maps no slot, and one that names again a primary a link
+ * has just found wanting (its view may be stale).
  * It asks at start, every CLUSTER_POLL_MS, and at once whenever a
  * connection to a slot's node says it is stale (lost, not a master,
  * READONLY, MOVED, ASK, CLUSTERDOWN, TRYAGAIN: see aconn.h), then every
@@ -75,11 +77,21 @@ void cluster_free(struct cluster *);
  */
 const struct redis_url *cluster_target(void *arg, const char **why);
 
-/* aconn_stale_fn for a struct cluster_target: ask for the topology again. */
+/*
+ * aconn_stale_fn for a struct cluster_target: ask for the topology again;
+ * with wanting, an answer that names the same node for the slot again is
+ * left for the next node to ask.
+ */
 void cluster_stale(void *arg, int wanting, const char *why);
 
-/* A connection to a node says it is stale: ask for the topology again. */
-void cluster_refresh(struct cluster *, const char *why);
+/*
+ * A connection to node (borrowed) says it is stale, as aconn_stale_fn
+ * does: ask for the topology again. With wanting (node cannot be reached,
+ * was lost, or is not a master), an answer that names node again for a
+ * slot it served is left for the next node to ask.
+ */
+void cluster_refresh(struct cluster *, const struct redis_url *node,
+    int wanting, const char *why);
 
 /* How many times a slot lapse uses was found on another node. */
 unsigned long cluster_moves(const struct cluster *);

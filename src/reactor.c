@@ -129,13 +129,16 @@ node_target(void *arg, const char **why)
 	return (rl->node);
 }
 
-/* The node is lost, or no longer a primary: ask where the slots are. */
+/*
+ * The node is lost, or no longer a primary (wanting), or it says a slot is
+ * served elsewhere or settling: ask where the slots are.
+ */
 static void
 node_stale(void *arg, int wanting, const char *why)
 {
 	struct rlink *rl = arg;
 
-	cluster_refresh(rl->r->cluster, why);
+	cluster_refresh(rl->r->cluster, rl->node, wanting, why);
 }
 
 static struct namespace *
