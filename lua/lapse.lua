@@ -154,7 +154,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 17
+local VERSION = 18
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -3883,7 +3883,10 @@ cron = (function()
 		else
 			local a, b = match(base, '^([^%-]*)%-(.*)$')
 			if a then
-				lo, hi = value(p, a, e), value(p, b, e, true)
+				-- SUN ends a range as 7 after another day (FRI-SUN),
+				-- as 0 after Sunday itself (SUN-SUN).
+				lo = value(p, a, e)
+				hi = value(p, b, e, lo > 0)
 				if lo > hi then
 					refuse(p, 'range "%s" runs backwards',
 					    show(base))
