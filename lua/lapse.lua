@@ -154,7 +154,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 18
+local VERSION = 19
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -1660,8 +1660,13 @@ end
 -- url URL, and into o.from and o.until, from MS and until MS.
 local function schedule_options(args, o)
 	local nx, maxpayload, url, i = false, PAYLOAD_MAX_DEFAULT, nil, 6
+	local seen = {}
 	while args[i] ~= nil do
 		local opt = args[i]
+		if seen[opt] then
+			fail('option "%s" given twice', show(opt))
+		end
+		seen[opt] = true
 		if opt == 'from' or opt == 'until' then
 			o[opt] = option_time(opt, args[i + 1])
 			i = i + 2

@@ -232,6 +232,21 @@ bad_fcall 'ERR payload too large: 11 bytes (max-payload is 10)' \
     01234567890 maxpayload 10
 bad_fcall 'ERR unknown option "xx" (use nx, maxpayload, url, from, until, tz or dialect)' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5 p xx
+# Each option once, as lapse_next and lapse's options (the last one won).
+bad_fcall 'ERR option "tz" given twice' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep cron \
+    '0 3 * * *' p tz Asia/Tokyo tz Europe/Berlin
+bad_fcall 'ERR option "until" given twice' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep every \
+    1000 p until 99999999999 until 99999999999999
+bad_fcall 'ERR option "nx" given twice' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5 p nx nx
+bad_fcall 'ERR option "maxpayload" given twice' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5 p \
+    maxpayload 10 maxpayload 20
+bad_fcall 'ERR option "url" given twice' \
+    lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:keep' orders keep in 5 p \
+    url https://a.example/ url https://b.example/
 bad_fcall 'ERR KEYS[3] must be lapse:{orders}:t:keep' \
     lapse_schedule 3 "$D" "$J" 'lapse:{orders}:t:other' orders keep in 5 p
 bad_fcall 'ERR KEYS[1] must be lapse:{orders}:due' \
