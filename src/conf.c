@@ -1006,10 +1006,12 @@ conf_handler_cb(
 	}
 	p->setting = key;
 	if (key->set(p, value, &why) != 0) {
+		/* A quote left open may be the comment's doing. */
 		conf_error(p, "%s: %s%s", key->name, why,
-		    p->cut ? " (the value ends at \" ;\": a ';' after a blank "
-		             "starts a comment)"
-		           : "");
+		    p->cut && strncmp(why, "unterminated ", 13) == 0
+		        ? " (the value ends at \" ;\": a ';' after a blank "
+		          "starts a comment)"
+		        : "");
 		free(why);
 		return (0);
 	}

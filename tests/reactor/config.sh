@@ -110,6 +110,7 @@ dup-key-lapsed|:5: duplicate key "log" in [lapsed] (first at line 4)|$PRE\nlog =
 namespace-name|:5: namespace: bad namespace "a b": only letters, digits, '_', '.' and '-' are allowed|$PRE\n[namespace a b]
 namespace-no-name|:5: [namespace] needs a name: [namespace NAME]|$PRE\n[namespace]
 unknown-sink|:6: sink: unknown sink "kafka" (use stream, list, http or exec)|$PRE\n[namespace t]\nsink = kafka
+unknown-sink-comment|:6: sink: unknown sink "kafka" (use stream, list, http or exec)|$PRE\n[namespace t]\nsink = kafka ; not the comment's doing
 http-no-url|:5: sink http needs url|$PRE\n[namespace t]\nsink = http
 exec-no-command|:5: sink exec needs command|$PRE\n[namespace t]\nsink = exec\n[namespace u]
 url-for-stream|:6: url: only for sink http or exec|$PRE\n[namespace t]\nurl = http://127.0.0.1:1/\nsink = stream
