@@ -11,6 +11,20 @@
  *    then only frees it.
  *  - evhttp is told to accept every method it knows, so that this module,
  *    not evhttp, answers the ones the routes do not serve: 405 with Allow.
+ *  - Every connection evhttp accepts is a struct httpd_conn on the
+ *    server's list, from the creation of its bufferevent (bev_cb, the
+ *    one hook libevent 2.1 has there) to its close (evhttp's close
+ *    callback). libevent 2.1 names no connection at its creation:
+ *    adopt_cb, run from the loop before the connection's first read,
+ *    finds it as the argument of evhttp's callbacks on that bufferevent
+ *    (as in every libevent 2.x); until then a reference of ours keeps
+ *    the bufferevent, so a connection evhttp dropped at once is seen as
+ *    such, not freed under us.
+ *  - A connection has a deadline while a request is being received: set
+ *    at its accept and at each answer sent whole, cleared when evhttp
+ *    hands us the request. At the deadline the connection is freed,
+ *    from our timer, never from inside evhttp. The answer itself is not
+ *    timed by it (evhttp's inactivity timeout covers its sending).
  */
 #include "config.h"
 
@@ -26,6 +40,7 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/util.h>
@@ -56,11 +71,23 @@ struct httpd_req {
 };
 TAILQ_HEAD(httpd_req_list, httpd_req);
 
+struct httpd_conn {
+	TAILQ_ENTRY(httpd_conn) entry;
+	struct httpd *httpd;
+	struct bufferevent *bev; /* the connection's */
+	struct evhttp_connection *evcon; /* NULL until adopted */
+	struct event *deadline; /* pending while a request is received */
+};
+TAILQ_HEAD(httpd_conn_list, httpd_conn);
+
 struct httpd {
 	struct evhttp *http;
 	struct httpd_route routes[HTTPD_ROUTES_MAX];
 	size_t nroutes;
 	struct httpd_req_list open; /* requests not answered yet */
+
+	struct httpd_conn_list conns; /* every connection open */
+	struct event *adopt_ev; /* finds the evhttp connection of new ones */
 };
 
 int
@@ -209,6 +236,150 @@ httpd_find(const struct httpd *s, const char *path)
 	return (NULL);
 }
 
+/* The next request of c must be received whole within HTTPD_TIMEOUT_S. */
+static void
+conn_deadline(struct httpd_conn *c)
+{
+	struct timeval tv = { HTTPD_TIMEOUT_S, 0 };
+
+	evtimer_add(c->deadline, &tv);
+}
+
+/* Forget c, whose connection is closed, or is never to be served. */
+static void
+conn_free(struct httpd_conn *c)
+{
+	struct httpd *s = c->httpd;
+
+	TAILQ_REMOVE(&s->conns, c, entry);
+	event_free(c->deadline);
+	if (c->evcon == NULL)
+		bufferevent_decref(c->bev);
+	free(c);
+}
+
+/* evhttp closes c's connection. */
+static void
+close_cb(struct evhttp_connection *evcon, void *arg)
+{
+	conn_free(arg);
+}
+
+/*
+ * Find the evhttp connection that reads from c's bufferevent, and be told
+ * of its close. Returns 0, or -1 with c freed: evhttp let go of the
+ * bufferevent at once (its callbacks are gone) and closed the socket.
+ */
+static int
+conn_adopt(struct httpd_conn *c)
+{
+	void *arg;
+
+	bufferevent_getcb(c->bev, NULL, NULL, NULL, &arg);
+	if (arg == NULL) {
+		conn_free(c);
+		return (-1);
+	}
+	c->evcon = arg;
+	if (evhttp_connection_get_bufferevent(c->evcon) != c->bev)
+		fatalx("http: a connection not found by its bufferevent");
+	evhttp_connection_set_closecb(c->evcon, close_cb, c);
+	bufferevent_decref(c->bev);
+	return (0);
+}
+
+/* The connections made since the last call: adopted. */
+static void
+adopt_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct httpd *s = arg;
+	struct httpd_conn *c, *next;
+
+	for (c = TAILQ_FIRST(&s->conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->evcon == NULL)
+			conn_adopt(c);
+	}
+}
+
+/*
+ * c's deadline: no whole request came in time, however many bytes did.
+ * The connection is closed, and with it the request evhttp was reading.
+ */
+static void
+deadline_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct httpd_conn *c = arg;
+	struct evhttp_connection *evcon;
+	char *peer;
+	ev_uint16_t port;
+
+	if (c->evcon == NULL && conn_adopt(c) != 0)
+		return;
+	evcon = c->evcon;
+	if (log_enabled(LOG_LEVEL_DEBUG)) {
+		evhttp_connection_get_peer(evcon, &peer, &port);
+		log_debug("http: no whole request from %s within %d s: "
+		          "connection closed",
+		    peer != NULL ? peer : "?", HTTPD_TIMEOUT_S);
+	}
+	evhttp_connection_set_closecb(evcon, NULL, NULL);
+	conn_free(c);
+	evhttp_connection_free(evcon);
+}
+
+/*
+ * evhttp makes a connection it has accepted: its bufferevent, made here
+ * so that the connection is ours from now on, and its first request's
+ * deadline set; adopt_cb finds the connection once evhttp has made it.
+ */
+static struct bufferevent *
+bev_cb(struct event_base *base, void *arg)
+{
+	struct httpd *s = arg;
+	struct httpd_conn *c;
+
+	c = xcalloc(1, sizeof *c);
+	c->httpd = s;
+	c->bev = bufferevent_socket_new(base, -1, 0); /* as evhttp's own */
+	c->deadline = evtimer_new(base, deadline_cb, c);
+	if (c->bev == NULL || c->deadline == NULL)
+		fatalx("http: cannot create a connection's events");
+	bufferevent_incref(c->bev);
+	TAILQ_INSERT_TAIL(&s->conns, c, entry);
+	conn_deadline(c);
+	event_active(s->adopt_ev, EV_TIMEOUT, 1);
+	return (c->bev);
+}
+
+/* The connection a request came on, adopted; NULL if not ours. */
+static struct httpd_conn *
+conn_find(struct httpd *s, struct evhttp_connection *evcon)
+{
+	struct bufferevent *bev;
+	struct httpd_conn *c;
+
+	if (evcon == NULL)
+		return (NULL);
+	bev = evhttp_connection_get_bufferevent(evcon);
+	TAILQ_FOREACH(c, &s->conns, entry)
+	{
+		if (c->bev != bev)
+			continue;
+		if (c->evcon == NULL && conn_adopt(c) != 0)
+			return (NULL);
+		return (c);
+	}
+	return (NULL);
+}
+
+/* A request's answer is sent whole: the next request's deadline. */
+static void
+answered_cb(struct evhttp_request *req, void *arg)
+{
+	conn_deadline(arg);
+}
+
 /* Every request: 404, 405, or the route's handler. */
 static void
 request_cb(struct evhttp_request *req, void *arg)
@@ -217,7 +388,15 @@ request_cb(struct evhttp_request *req, void *arg)
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	const struct httpd_route *route;
+	struct httpd_conn *c;
 	struct httpd_req *r;
+
+	/* Received whole: its answer is timed by evhttp, not by us. */
+	c = conn_find(s, evhttp_request_get_connection(req));
+	if (c != NULL) {
+		evtimer_del(c->deadline);
+		evhttp_request_set_on_complete_cb(req, answered_cb, c);
+	}
 
 	r = xcalloc(1, sizeof *r);
 	r->httpd = s;
@@ -247,10 +426,12 @@ httpd_new(struct event_base *base, int fd, char **cause)
 
 	s = xcalloc(1, sizeof *s);
 	TAILQ_INIT(&s->open);
+	TAILQ_INIT(&s->conns);
+	s->adopt_ev = event_new(base, -1, 0, adopt_cb, s);
 	s->http = evhttp_new(base);
-	if (s->http == NULL) {
+	if (s->adopt_ev == NULL || s->http == NULL) {
 		close(fd);
-		free(s);
+		httpd_free(s);
 		xasprintf(cause, "cannot create the HTTP server");
 		return (NULL);
 	}
@@ -260,6 +441,7 @@ httpd_new(struct event_base *base, int fd, char **cause)
 		xasprintf(cause, "cannot accept HTTP connections");
 		return (NULL);
 	}
+	evhttp_set_bevcb(s->http, bev_cb, s);
 	evhttp_set_allowed_methods(s->http,
 	    EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
 	        EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
@@ -286,11 +468,18 @@ void
 httpd_free(struct httpd *s)
 {
 	struct httpd_req *r;
+	struct httpd_conn *c;
 
 	if (s == NULL)
 		return;
 	while ((r = TAILQ_FIRST(&s->open)) != NULL)
 		httpd_reply_text(r, HTTP_SERVUNAVAIL, "shutting down");
-	evhttp_free(s->http);
+	/* Each connection closed: close_cb frees the adopted ones. */
+	if (s->http != NULL)
+		evhttp_free(s->http);
+	while ((c = TAILQ_FIRST(&s->conns)) != NULL)
+		conn_free(c);
+	if (s->adopt_ev != NULL)
+		event_free(s->adopt_ev);
 	free(s);
 }

@@ -6,9 +6,16 @@
  * Every route answers GET and HEAD (HEAD: the same status and headers,
  * no body); any other method gets 405 with "Allow: GET, HEAD", any other
  * path 404. Each answer carries Content-Type, "Cache-Control: no-store"
- * and "X-Content-Type-Options: nosniff". Requests are bounded (headers,
- * body, an idle or slow connection's timeout), so a client can hold
- * little memory and nothing of the loop.
+ * and "X-Content-Type-Options: nosniff" (not the 400 and 413 evhttp
+ * answers a malformed or oversized request with itself).
+ *
+ * What clients can hold is bounded, so that they hold little memory and
+ * nothing of the loop: a request's size (head and body), and the time it
+ * takes to arrive, HTTPD_TIMEOUT_S from the connection's accept, or from
+ * the answer before it on a kept-alive connection, however steadily its
+ * bytes trickle in (the connection is closed then, unanswered). An
+ * answer the client does not read is given up after HTTPD_TIMEOUT_S
+ * without progress.
  *
  * A route's handler may answer at once or later (a deferred reply: the
  * request stays open while, say, Redis is asked): either way it answers
@@ -26,7 +33,10 @@
 /* The longest request head (request line and headers), and body. */
 #define HTTPD_MAX_HEADERS 8192
 #define HTTPD_MAX_BODY 4096
-/* A connection idle, or slow to send its request, is closed after this. */
+/*
+ * A request not received whole this long after the connection's accept,
+ * or after the answer before it, is not served: its connection is closed.
+ */
 #define HTTPD_TIMEOUT_S 10
 /* The most routes. */
 #define HTTPD_ROUTES_MAX 8
