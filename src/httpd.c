@@ -14,17 +14,22 @@
  *  - Every connection evhttp accepts is a struct httpd_conn on the
  *    server's list, from the creation of its bufferevent (bev_cb, the
  *    one hook libevent 2.1 has there) to its close (evhttp's close
- *    callback). libevent 2.1 names no connection at its creation:
- *    adopt_cb, run from the loop before the connection's first read,
- *    finds it as the argument of evhttp's callbacks on that bufferevent
- *    (as in every libevent 2.x); until then a reference of ours keeps
- *    the bufferevent, so a connection evhttp dropped at once is seen as
- *    such, not freed under us.
+ *    callback), so the list's length is the connections open, which
+ *    the listener keeps within HTTPD_CONNS_MAX. libevent 2.1 names no
+ *    connection at its creation: adopt_cb, run from the loop before the
+ *    connection's first read, finds it as the argument of evhttp's
+ *    callbacks on that bufferevent (as in every libevent 2.x); until
+ *    then a reference of ours keeps the bufferevent, so a connection
+ *    evhttp dropped at once is seen as such, not freed under us.
  *  - A connection has a deadline while a request is being received: set
  *    at its accept and at each answer sent whole, cleared when evhttp
  *    hands us the request. At the deadline the connection is freed,
  *    from our timer, never from inside evhttp. The answer itself is not
  *    timed by it (evhttp's inactivity timeout covers its sending).
+ *  - libevent calls a listener's error callback with the argument of its
+ *    accept callback, which is evhttp's, not ours: the servers running
+ *    are on a list of this module's, where accept_error_cb finds its own
+ *    by the listener (lapsed runs one).
  */
 #include "config.h"
 
@@ -43,6 +48,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <event2/util.h>
 
 #include "codec.h"
@@ -56,6 +62,12 @@
 
 /* Bytes of a request's URI quoted in a log line. */
 #define HTTPD_LOG_URI_MAX 128
+
+/*
+ * After accept() fails, accepting waits this long before it tries again:
+ * failing at once again (out of descriptors, say) would spin the loop.
+ */
+#define HTTPD_ACCEPT_PAUSE_MS 1000
 
 struct httpd_route {
 	const char *path;
@@ -81,14 +93,26 @@ struct httpd_conn {
 TAILQ_HEAD(httpd_conn_list, httpd_conn);
 
 struct httpd {
+	TAILQ_ENTRY(httpd) entry; /* on servers */
 	struct evhttp *http;
+	struct evconnlistener *listener; /* evhttp's; NULL once freed */
 	struct httpd_route routes[HTTPD_ROUTES_MAX];
 	size_t nroutes;
 	struct httpd_req_list open; /* requests not answered yet */
 
 	struct httpd_conn_list conns; /* every connection open */
+	size_t nconns;
 	struct event *adopt_ev; /* finds the evhttp connection of new ones */
+	struct event *resume_ev; /* ends a pause after an accept error */
+	int accepting; /* the listener is enabled */
+	int paused; /* after an accept error, until resume_ev */
+	int failing; /* an accept error said, no accept since */
+	int full_said; /* the bound said, not below half of it since */
 };
+TAILQ_HEAD(httpd_list, httpd);
+
+/* The servers running, for accept_error_cb. */
+static struct httpd_list servers = TAILQ_HEAD_INITIALIZER(servers);
 
 int
 httpd_listen(const struct hostport *hp, char **cause)
@@ -236,6 +260,34 @@ httpd_find(const struct httpd *s, const char *path)
 	return (NULL);
 }
 
+/*
+ * Accept, or not: not with HTTPD_CONNS_MAX connections open (said once,
+ * until they fall to half of it), nor in the pause after an accept error.
+ */
+static void
+listener_update(struct httpd *s)
+{
+	int on;
+
+	if (s->listener == NULL)
+		return;
+	if (s->nconns >= HTTPD_CONNS_MAX && !s->full_said) {
+		log_warnx("http: %d connections open, the most: taking no more "
+		          "until one closes",
+		    HTTPD_CONNS_MAX);
+		s->full_said = 1;
+	} else if (s->nconns <= HTTPD_CONNS_MAX / 2)
+		s->full_said = 0;
+	on = s->nconns < HTTPD_CONNS_MAX && !s->paused;
+	if (on == s->accepting)
+		return;
+	if ((on ? evconnlistener_enable(s->listener)
+	        : evconnlistener_disable(s->listener)) != 0)
+		log_warnx("http: cannot %s accepting connections",
+		    on ? "resume" : "pause");
+	s->accepting = on;
+}
+
 /* The next request of c must be received whole within HTTPD_TIMEOUT_S. */
 static void
 conn_deadline(struct httpd_conn *c)
@@ -252,10 +304,12 @@ conn_free(struct httpd_conn *c)
 	struct httpd *s = c->httpd;
 
 	TAILQ_REMOVE(&s->conns, c, entry);
+	s->nconns--;
 	event_free(c->deadline);
 	if (c->evcon == NULL)
 		bufferevent_decref(c->bev);
 	free(c);
+	listener_update(s);
 }
 
 /* evhttp closes c's connection. */
@@ -330,8 +384,9 @@ deadline_cb(evutil_socket_t fd, short events, void *arg)
 
 /*
  * evhttp makes a connection it has accepted: its bufferevent, made here
- * so that the connection is ours from now on, and its first request's
- * deadline set; adopt_cb finds the connection once evhttp has made it.
+ * so that the connection is counted from now on, and its first
+ * request's deadline set; adopt_cb finds the connection once evhttp has
+ * made it.
  */
 static struct bufferevent *
 bev_cb(struct event_base *base, void *arg)
@@ -347,8 +402,14 @@ bev_cb(struct event_base *base, void *arg)
 		fatalx("http: cannot create a connection's events");
 	bufferevent_incref(c->bev);
 	TAILQ_INSERT_TAIL(&s->conns, c, entry);
+	s->nconns++;
 	conn_deadline(c);
 	event_active(s->adopt_ev, EV_TIMEOUT, 1);
+	if (s->failing) {
+		log_info("http: accepting connections again");
+		s->failing = 0;
+	}
+	listener_update(s);
 	return (c->bev);
 }
 
@@ -378,6 +439,49 @@ static void
 answered_cb(struct evhttp_request *req, void *arg)
 {
 	conn_deadline(arg);
+}
+
+/*
+ * accept() failed, with an error other than a connection given up by its
+ * client (libevent retries those itself). Accepting pauses, for
+ * HTTPD_ACCEPT_PAUSE_MS at a time, and the error is said once for as
+ * long as it lasts: out of descriptors, accepting at once again would
+ * fail at once again, and spin the loop.
+ */
+static void
+accept_error_cb(struct evconnlistener *listener, void *arg)
+{
+	struct timeval tv = { HTTPD_ACCEPT_PAUSE_MS / 1000,
+		(HTTPD_ACCEPT_PAUSE_MS % 1000) * 1000 };
+	int error = EVUTIL_SOCKET_ERROR();
+	struct httpd *s;
+
+	TAILQ_FOREACH(s, &servers, entry)
+	{
+		if (s->listener == listener)
+			break;
+	}
+	if (s == NULL)
+		return;
+	if (!s->failing) {
+		log_warnx("http: cannot accept connections: %s; trying again "
+		          "every second while it lasts",
+		    strerror(error));
+		s->failing = 1;
+	}
+	s->paused = 1;
+	evtimer_add(s->resume_ev, &tv);
+	listener_update(s);
+}
+
+/* The pause after an accept error is over. */
+static void
+resume_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct httpd *s = arg;
+
+	s->paused = 0;
+	listener_update(s);
 }
 
 /* Every request: 404, 405, or the route's handler. */
@@ -422,25 +526,32 @@ request_cb(struct evhttp_request *req, void *arg)
 struct httpd *
 httpd_new(struct event_base *base, int fd, char **cause)
 {
+	struct evhttp_bound_socket *bound;
 	struct httpd *s;
 
 	s = xcalloc(1, sizeof *s);
 	TAILQ_INIT(&s->open);
 	TAILQ_INIT(&s->conns);
+	TAILQ_INSERT_TAIL(&servers, s, entry);
 	s->adopt_ev = event_new(base, -1, 0, adopt_cb, s);
+	s->resume_ev = evtimer_new(base, resume_cb, s);
 	s->http = evhttp_new(base);
-	if (s->adopt_ev == NULL || s->http == NULL) {
+	if (s->adopt_ev == NULL || s->resume_ev == NULL || s->http == NULL) {
 		close(fd);
 		httpd_free(s);
 		xasprintf(cause, "cannot create the HTTP server");
 		return (NULL);
 	}
-	if (evhttp_accept_socket_with_handle(s->http, fd) == NULL) {
+	bound = evhttp_accept_socket_with_handle(s->http, fd);
+	if (bound == NULL) {
 		close(fd);
 		httpd_free(s);
 		xasprintf(cause, "cannot accept HTTP connections");
 		return (NULL);
 	}
+	s->listener = evhttp_bound_socket_get_listener(bound);
+	s->accepting = 1;
+	evconnlistener_set_error_cb(s->listener, accept_error_cb);
 	evhttp_set_bevcb(s->http, bev_cb, s);
 	evhttp_set_allowed_methods(s->http,
 	    EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
@@ -474,6 +585,8 @@ httpd_free(struct httpd *s)
 		return;
 	while ((r = TAILQ_FIRST(&s->open)) != NULL)
 		httpd_reply_text(r, HTTP_SERVUNAVAIL, "shutting down");
+	TAILQ_REMOVE(&servers, s, entry);
+	s->listener = NULL; /* evhttp_free() frees it */
 	/* Each connection closed: close_cb frees the adopted ones. */
 	if (s->http != NULL)
 		evhttp_free(s->http);
@@ -481,5 +594,7 @@ httpd_free(struct httpd *s)
 		conn_free(c);
 	if (s->adopt_ev != NULL)
 		event_free(s->adopt_ev);
+	if (s->resume_ev != NULL)
+		event_free(s->resume_ev);
 	free(s);
 }

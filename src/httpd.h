@@ -10,12 +10,16 @@
  * answers a malformed or oversized request with itself).
  *
  * What clients can hold is bounded, so that they hold little memory and
- * nothing of the loop: a request's size (head and body), and the time it
+ * nothing of the loop: a request's size (head and body); the time it
  * takes to arrive, HTTPD_TIMEOUT_S from the connection's accept, or from
  * the answer before it on a kept-alive connection, however steadily its
- * bytes trickle in (the connection is closed then, unanswered). An
- * answer the client does not read is given up after HTTPD_TIMEOUT_S
- * without progress.
+ * bytes trickle in (the connection is closed then, unanswered); and the
+ * connections open, at most HTTPD_CONNS_MAX (at the bound, the server
+ * accepts none until one closes; the others wait in the kernel's
+ * backlog). An answer the client does not read is given up after
+ * HTTPD_TIMEOUT_S without progress. When accept() fails (out of
+ * descriptors, say), accepting pauses for a second at a time while it
+ * lasts, said once, instead of spinning the loop.
  *
  * A route's handler may answer at once or later (a deferred reply: the
  * request stays open while, say, Redis is asked): either way it answers
@@ -38,6 +42,12 @@
  * or after the answer before it, is not served: its connection is closed.
  */
 #define HTTPD_TIMEOUT_S 10
+/*
+ * The most connections open at once: a scraper and a few browsers need a
+ * handful, and 64 descriptors leave most of even a soft limit of 1024 on
+ * open files to the reactor.
+ */
+#define HTTPD_CONNS_MAX 64
 /* The most routes. */
 #define HTTPD_ROUTES_MAX 8
 
