@@ -44,8 +44,8 @@
 #define HTTPD_TIMEOUT_S 10
 /*
  * The most connections open at once: a scraper and a few browsers need a
- * handful, and 64 descriptors leave most of even a soft limit of 1024 on
- * open files to the reactor.
+ * handful, and 64 descriptors are little beside the soft limit lapsed
+ * raises at start (to the hard one, 524288 by systemd's default).
  */
 #define HTTPD_CONNS_MAX 64
 /* The most routes. */

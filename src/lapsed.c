@@ -1,10 +1,11 @@
 /*
  * lapsed: the reactor daemon. main() reads as the order of start-up: the
  * command line, the configuration (any error: a message and exit 2, never a
- * run on defaults), the log target, the pidfile, the listening socket of
- * the HTTP endpoints, the detach with -d, the event loop, the endpoints
- * and the signals; then it runs the reactor until SIGTERM or SIGINT, after
- * which it stops claiming, lets the calls in flight finish and exits 0.
+ * run on defaults), the log target, the limit on open files, the pidfile,
+ * the listening socket of the HTTP endpoints, the detach with -d, the event
+ * loop, the endpoints and the signals; then it runs the reactor until
+ * SIGTERM or SIGINT, after which it stops claiming, lets the calls in
+ * flight finish and exits 0.
  * Under systemd (Type=notify) it says READY=1 once the reactor is
  * connected, what it is doing in STATUS= lines, and STOPPING=1 at the
  * signal (sdnotify.h).
@@ -17,6 +18,7 @@
 #include "config.h"
 
 #include <sys/file.h>
+#include <sys/resource.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -292,6 +294,38 @@ open_log(struct lapsed *d)
 	if (log_open(d->cfg->log, &cause) != 0)
 		return (log_refused(d, cause));
 	return (0);
+}
+
+/*
+ * The soft limit on open files raised to the hard one. A reactor holds a
+ * descriptor per Redis connection, delivery, command pipe and HTTP
+ * client, and the usual soft limit (1024, systemd's default too) is kept
+ * low for programs that use select(), which lapsed does not. Said at
+ * info when raised; a refusal is a warning, and lapsed runs on with the
+ * limit it has: this never stops the start.
+ */
+static void
+raise_file_limit(void)
+{
+	struct rlimit rl;
+	unsigned long long soft;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		log_warn("cannot read the limit on open files");
+		return;
+	}
+	if (rl.rlim_cur >= rl.rlim_max)
+		return;
+	soft = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		log_warn(
+		    "cannot raise the limit on open files from %llu to %llu",
+		    soft, (unsigned long long)rl.rlim_max);
+		return;
+	}
+	log_info("raised the limit on open files from %llu to %llu", soft,
+	    (unsigned long long)rl.rlim_max);
 }
 
 /*
@@ -661,8 +695,10 @@ main(int argc, char **argv)
 		check_config(&d);
 		goto out;
 	}
-	if (open_log(&d) != 0 || pidfile_open(&d) != 0 ||
-	    listen_open(&d) != 0 || detach(&d) != 0)
+	if (open_log(&d) != 0)
+		goto out;
+	raise_file_limit();
+	if (pidfile_open(&d) != 0 || listen_open(&d) != 0 || detach(&d) != 0)
 		goto out;
 	if (loop_create(&d) != 0 || serve(&d) != 0 || signals_add(&d) != 0)
 		goto out;

@@ -1,11 +1,12 @@
 #!/bin/bash
-# What HTTP clients can take of lapsed's descriptors and loop: its HTTP
-# endpoints hold at most HTTPD_CONNS_MAX (64) connections, taking no more
-# until one closes, whatever the clients open; and when accept() fails
-# (here: out of descriptors, the hard limit 40) lapsed pauses accepting
-# instead of retrying at once, for ever: its CPU stays low, the failure
-# is logged once, not once per try, an event still fires meanwhile, and
-# /healthz answers again once the clients are gone.
+# What HTTP clients can take of lapsed's descriptors and loop: lapsed
+# raises its soft limit on open files to the hard one at start (and says
+# so); its HTTP endpoints hold at most HTTPD_CONNS_MAX (64) connections,
+# taking no more until one closes, whatever the clients open; and when
+# accept() fails (here: out of descriptors, the hard limit 40) lapsed
+# pauses accepting instead of retrying at once, for ever: its CPU stays
+# low, the failure is logged once, not once per try, an event still
+# fires meanwhile, and /healthz answers again once the clients are gone.
 . "${TESTS_LIB:?is not set: run this test through make check}" || exit 1
 t_start 120
 if ! command -v curl >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1 ||
@@ -54,8 +55,17 @@ ticks() {
 	awk '{ print $14 + $15 }' "/proc/$1/stat"
 }
 
+# --- the soft limit, raised to the hard one ------------------------------
+hard=$(ulimit -Hn)
+LAPSED_WRAPPER="prlimit --nofile=256: ${LAPSED_WRAPPER:-}" \
+    lapsed_listen_start r1 "[namespace t]"
+t_is "started with a soft limit of 256: raised to the hard one, $hard" \
+    "$(awk '/^Max open files/ { print $4, $5 }' "/proc/$LAPSED_PID/limits")" \
+    "$hard $hard"
+t_is "and said so" "$(grep -c \
+    "info: raised the limit on open files from 256 to $hard$" "$T_DIR/r1.log")" 1
+
 # --- at most CONNS_MAX connections ---------------------------------------
-lapsed_listen_start r1 "[namespace t]"
 wait_until 20 "lapsed to be ready" '[ "$(http_code /readyz)" = 200 ]'
 before=$(sockets "$LAPSED_PID")
 hold many 150

@@ -2,7 +2,8 @@
 # The sandbox of the systemd unit does not break lapsed. lapsed runs under
 # strace, following its children, with what the unit must allow: a Redis
 # unix socket, the sinks stream, http (to a receiver on 127.0.0.1) and
-# exec (a command spawned per event), and log = syslog. Then every
+# exec (a command spawned per event), and log = syslog, started with a
+# soft limit on open files below the hard one (which it raises). Then every
 # system call made, by lapsed and by its command, must pass the unit's
 # SystemCallFilter= lines (their groups expanded by systemd-analyze
 # syscall-filter), every socket be of a family in
@@ -87,7 +88,10 @@ lapsed_conf r1 "log = syslog" \
     "[namespace s]" \
     "[namespace h]" "sink = http" "url = http://127.0.0.1:$HOOK_PORT_r/ok/" \
     "[namespace x]" "sink = exec" "command = $T_DIR/consume.sh"
-strace -f -qq -o "$T_DIR/strace.out" "$LAPSED" -c "$T_DIR/r1.conf" \
+# A soft limit on open files below the hard one, as systemd sets them:
+# lapsed raises it, under the trace.
+prlimit --nofile=$(($(ulimit -Hn) / 2)): \
+    strace -f -qq -o "$T_DIR/strace.out" "$LAPSED" -c "$T_DIR/r1.conf" \
     >>"$T_DIR/r1.log" 2>&1 &
 strace_pid=$!
 t_track "$strace_pid"
@@ -114,6 +118,9 @@ t_is "lapsed under strace: every sink did its work, exit 0" \
     "0:1:1:p-x"
 t_match "the trace followed the command lapsed spawned" \
     "$(grep -c "execve(\"$T_DIR/consume.sh\"" "$T_DIR/strace.out")" '^[1-9]'
+t_match "the trace shows lapsed raising its soft limit on open files" \
+    "$(grep -c 'prlimit64(0, RLIMIT_NOFILE, {rlim_cur=' "$T_DIR/strace.out")" \
+    '^[1-9]'
 
 # --- what the trace shows ------------------------------------------------
 awk '$2 ~ /^[a-z0-9_]+\(/ { sub(/\(.*/, "", $2); print $2 }' \
