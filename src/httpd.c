@@ -204,11 +204,19 @@ httpd_reply(
 	evhttp_add_header(h, "Content-Type", type);
 	evhttp_add_header(h, "Cache-Control", "no-store");
 	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
-	if (r->head) {
-		/* evhttp counts no body for HEAD: say what GET would send. */
+	/*
+	 * evhttp counts no body for HEAD, nor for CONNECT (whose 2xx would
+	 * start a tunnel), and sends CONNECT's 405 without its length: the
+	 * client would wait for the close to know where it ends. For HEAD,
+	 * say what GET would send.
+	 */
+	if (r->head ||
+	    evhttp_request_get_command(r->req) == EVHTTP_REQ_CONNECT) {
 		snprintf(len, sizeof len, "%zu",
 		    body != NULL ? evbuffer_get_length(body) : (size_t)0);
 		evhttp_add_header(h, "Content-Length", len);
+	}
+	if (r->head) {
 		if (body != NULL)
 			evbuffer_drain(body, evbuffer_get_length(body));
 		body = NULL;
@@ -508,8 +516,9 @@ request_cb(struct evhttp_request *req, void *arg)
 	r->head = cmd == EVHTTP_REQ_HEAD;
 	TAILQ_INSERT_TAIL(&s->open, r, entry);
 
+	/* CONNECT's target is a host and port, which no route serves. */
 	route = httpd_find(s, uri != NULL ? evhttp_uri_get_path(uri) : NULL);
-	if (route == NULL) {
+	if (route == NULL && cmd != EVHTTP_REQ_CONNECT) {
 		httpd_reply_text(r, HTTP_NOTFOUND, "not found");
 		return;
 	}

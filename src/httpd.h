@@ -4,10 +4,11 @@
  * a status page can be added by its own module with httpd_route()).
  *
  * Every route answers GET and HEAD (HEAD: the same status and headers,
- * no body); any other method gets 405 with "Allow: GET, HEAD", any other
- * path 404. Each answer carries Content-Type, "Cache-Control: no-store"
- * and "X-Content-Type-Options: nosniff" (not the 400 and 413 evhttp
- * answers a malformed or oversized request with itself).
+ * no body); any other method gets 405 with "Allow: GET, HEAD" (CONNECT
+ * too), any other path 404. Each answer carries Content-Type,
+ * "Cache-Control: no-store" and "X-Content-Type-Options: nosniff" (not
+ * the 400 and 413 evhttp answers a malformed or oversized request with
+ * itself).
  *
  * What clients can hold is bounded, so that they hold little memory and
  * nothing of the loop: a request's size (head and body); the time it

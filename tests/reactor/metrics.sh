@@ -9,8 +9,8 @@
 # once it is back; a scrape made while Redis hangs is answered within
 # command-timeout without Redis's gauges; the library missing is a 503 of
 # its own; lapse_missed_total counts the occurrences of recurring events
-# that firings coalesced, as Redis does; 404 and 405 (with Allow), HEAD,
-# an oversized request refused;
+# that firings coalesced, as Redis does; 404 and 405 (with Allow; CONNECT
+# too, with its length), HEAD, an oversized request refused;
 # an address in use stops a second lapsed at start, exit 1.
 . "${TESTS_LIB:?is not set: run this test through make check}" || exit 1
 t_start 180
@@ -173,6 +173,13 @@ hdr=$(curl -s -m 10 -o /dev/null -D - -X POST \
 t_match "POST /metrics: 405" "$hdr" '^HTTP/1.1 405 '
 t_match "with Allow: GET, HEAD" "$hdr" '^Allow: GET, HEAD$'
 t_is "DELETE /healthz: 405" "$(http_code /healthz -X DELETE)" 405
+# CONNECT's target is a host and port, no path: 405 all the same, with the
+# length of its body (evhttp counts none for CONNECT), so that the client
+# need not wait for a close to read it.
+hdr=$(curl -s -m 10 -i -X CONNECT --request-target example.com:443 \
+    "http://127.0.0.1:$HTTP_PORT/" | tr -d '\r')
+t_match "CONNECT example.com:443: 405" "$hdr" '^HTTP/1.1 405 '
+t_match "with Content-Length" "$hdr" '^Content-Length: 37$'
 hdr=$(curl -s -m 10 -I "http://127.0.0.1:$HTTP_PORT/metrics" | tr -d '\r')
 t_match "HEAD /metrics: 200" "$hdr" '^HTTP/1.1 200 '
 t_match "with the text format's Content-Type" "$hdr" \
