@@ -154,7 +154,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 19
+local VERSION = 20
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -1101,7 +1101,9 @@ end
 
 -- Cut b to its first n events, the rest left as they are (due), before
 -- the claim writes anything; cut tells the claim that events due before
--- now were left (see lease_sweep).
+-- now were left (see lease_sweep). Only the sweeps cut (c.may_cut):
+-- every event they take was read from due, and stays there; a batch of
+-- lapse_expired may hold events that are in no key, only in its call.
 local function batch_cut(b, n)
 	for i = n + 1, b.n do
 		b.id[i], b.due[i], b.text[i], b.rec[i] = nil, nil, nil, nil
@@ -1444,7 +1446,7 @@ local function plan_recurrences(c, b)
 	local hms, steps = nil, 0
 	for i = 1, b.n do
 		local rec = b.rec[i]
-		if steps >= RECUR_STEPS_MAX then
+		if steps >= RECUR_STEPS_MAX and c.may_cut then
 			batch_cut(b, i - 1)
 			return
 		end
@@ -2495,6 +2497,7 @@ local function lease_sweep(c, keys, args)
 	local b = take_due(c, n, m)
 	-- Before the recovered leases join b: it may cut b short (then
 	-- events due before now are left, and those go after them).
+	c.may_cut = true
 	plan_recurrences(c, b)
 	local acked = want and acks_holding(c, want, dues, attempts) or NONE
 	local lost = expired_leases(c, acked, m - b.bytes)
@@ -2619,6 +2622,7 @@ local function sweep(keys, args)
 	start(c)
 	local plan = promotion(c, hms, hmark)
 	local b = take_due(c, n, m)
+	c.may_cut = true -- what is cut stays due, for the next call
 	claim_batch(c, b)
 	promote(plan)
 	return { b.n, head(c.due), c.now, b.due }

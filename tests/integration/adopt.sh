@@ -348,4 +348,20 @@ t_is "one sweep of 4,096 fires them all" \
 t_is "and remembers each in gone" \
     "$(rcli ZRANGE 'lapse:{c}:gone' 0 -1 | grep -c '^m')" 4096
 
+# A batch of lapse_expired is never cut for the recurring events in it
+# (only sweeps are, their events staying due): 11 every-minute crons a
+# day late, each 1,002 steps of the cron engine, then an unadopted
+# expiry, which is in no key but the call: all 12 fire at once.
+day_ago=$((($(redis_time_ms) / 60000 - 1440) * 60000))
+for i in $(seq 1 11); do
+	rcli FCALL lapse_schedule 3 'lapse:{o}:due' 'lapse:{o}:jobs' \
+	    "lapse:{o}:t:r$i" o "r$i" cron '* * * * *' p >/dev/null
+	rcli ZADD 'lapse:{o}:due' XX "$day_ago" "r$i" >/dev/null
+done
+# shellcheck disable=SC2086
+t_is "11 recurring events a day late and an unadopted expiry fire in one call" \
+    "$(expired r1 r2 r3 r4 r5 r6 r7 r8 r9 r10 r11 late)" 12
+t_is "the unadopted expiry fired once" \
+    "$(fired_entries o | awk '$1 == "late"' | wc -l)" 1
+
 t_done
