@@ -67,6 +67,12 @@
 /* A command that ignores SIGTERM is killed this long after. */
 #define DELIVERY_KILL_AFTER_MS 2000
 
+/*
+ * At a stop, a command past its timeout is waited for this long beyond
+ * its SIGKILL; one not reaped by then is released.
+ */
+#define DELIVERY_REAP_WAIT_MS (DELIVERY_KILL_AFTER_MS + 1000)
+
 /* Leases are renewed this often at most. */
 #define DELIVERY_EXTEND_MIN_MS 100
 
@@ -133,6 +139,7 @@ struct delivery {
 	struct event *ack_flush; /* sends them alone once held long enough */
 	int stopping;
 	int finished; /* stopped, and said so: nothing is sent again */
+	int stop_waited; /* the stop's deadline came: the next releases all */
 	int taking; /* in delivery_take(): a slot freed is told after it */
 	int slot_freed;
 	delivery_done_cb *done;
@@ -1284,35 +1291,50 @@ release_cancel(struct delivery *d, struct attempt **list, size_t n)
  * The stop deadline: cancel what still runs within its timeout, and
  * release it. An attempt past its timeout is a failed attempt, whatever
  * the stop: it stays until its command is killed and reaped, and its
- * retry is written then, as ever; check_done() waits for both.
+ * retry is written then, as ever; check_done() waits for both. A
+ * command not reaped DELIVERY_REAP_WAIT_MS later (it cannot be killed:
+ * stuck in the kernel) does not hold the stop for ever: the deadline
+ * comes again, and releases what is left.
  */
 static void
 stop_timer_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct delivery *d = arg;
 	struct attempt *a, *next, *release[DELIVERY_CALL_MAX];
+	struct timeval tv = { DELIVERY_REAP_WAIT_MS / 1000,
+		(DELIVERY_REAP_WAIT_MS % 1000) * 1000 };
 	unsigned int failed = 0;
 	size_t n = 0;
 
 	TAILQ_FOREACH(a, &d->running, entry)
 	{
-		if (attempt_timed_out(a))
+		if (attempt_timed_out(a) && !d->stop_waited)
 			failed++;
 	}
-	if (failed > 0)
+	if (failed > 0) {
 		log_info("namespace %s: %u attempt%s past %s timeout: "
 		         "failed; waiting for %s to be killed",
 		    d->ns->name, failed, failed == 1 ? "" : "s",
 		    failed == 1 ? "its" : "their",
 		    failed == 1 ? "its command" : "their commands");
-	if (d->nrunning > failed)
+		d->stop_waited = 1;
+		evtimer_add(d->stop_timer, &tv);
+	}
+	if (d->nrunning > failed && d->stop_waited && failed == 0)
+		log_warnx(
+		    "namespace %s: %u attempt%s not ended %d ms after "
+		    "SIGKILL (a command that cannot be killed): cancelled "
+		    "and released",
+		    d->ns->name, d->nrunning, d->nrunning == 1 ? "" : "s",
+		    DELIVERY_REAP_WAIT_MS - DELIVERY_KILL_AFTER_MS);
+	else if (d->nrunning > failed)
 		log_warnx("namespace %s: %u attempt%s still running after "
 		          "timeout: cancelled and released",
 		    d->ns->name, d->nrunning - failed,
 		    d->nrunning - failed == 1 ? "" : "s");
 	for (a = TAILQ_FIRST(&d->running); a != NULL; a = next) {
 		next = TAILQ_NEXT(a, entry);
-		if (attempt_timed_out(a))
+		if (failed > 0 && attempt_timed_out(a))
 			continue;
 		TAILQ_REMOVE(&d->running, a, entry);
 		d->nrunning--;

@@ -51,6 +51,9 @@
 #define SPAWN_READ_SIZE 16384
 #define SPAWN_READS_PER_EVENT 16
 
+/* At exit, a child killed is waited for this many times 10 ms at most. */
+#define SPAWN_SHUTDOWN_WAITS 100
+
 /* The smallest description spawn_describe() writes. */
 #define SPAWN_DESCRIBE_MIN 16
 
@@ -352,13 +355,25 @@ sigchld_cb(evutil_socket_t sig, short what, void *arg)
 
 /* --- timeout and cancel -------------------------------------------------- */
 
+/*
+ * Signal the child's process group, and the child itself, which may have
+ * left the group (setpgid()) and would otherwise outlive its timeout. The
+ * child is not reaped yet: its pid is still its own.
+ */
+static void
+signal_child(const struct spawn *sp, int sig)
+{
+	kill(-sp->pid, sig);
+	kill(sp->pid, sig);
+}
+
 static void
 kill_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct spawn *sp = arg;
 
 	if (!sp->reaped)
-		kill(-sp->pid, SIGKILL);
+		signal_child(sp, SIGKILL);
 }
 
 static void
@@ -368,7 +383,7 @@ terminate(struct spawn *sp)
 
 	sp->killing = 1;
 	event_del(sp->timeout_ev);
-	kill(-sp->pid, SIGTERM);
+	signal_child(sp, SIGTERM);
 	ms_to_tv(sp->kill_after_ms, &tv);
 	evtimer_add(sp->kill_ev, &tv);
 }
@@ -711,12 +726,19 @@ spawn_shutdown(void)
 {
 	struct spawn *sp;
 
+	int i;
+
 	while ((sp = TAILQ_FIRST(&spawns)) != NULL) {
 		if (sp->pid != -1 && !sp->reaped) {
-			kill(-sp->pid, SIGKILL);
-			while (
-			    waitpid(sp->pid, NULL, 0) == -1 && errno == EINTR)
-				;
+			signal_child(sp, SIGKILL);
+			/*
+			 * A child that SIGKILL does not end at once (stuck in
+			 * the kernel) is left to init, not waited for.
+			 */
+			for (i = 0; i < SPAWN_SHUTDOWN_WAITS &&
+			     waitpid(sp->pid, NULL, WNOHANG) == 0;
+			     i++)
+				usleep(10000);
 		}
 		TAILQ_REMOVE(&spawns, sp, entry);
 		nspawns--;

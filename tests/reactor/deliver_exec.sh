@@ -66,7 +66,19 @@ echo "$LAPSE_ATTEMPT" >>"${0%/*}/stubborn.$LAPSE_ID"
 exec 2>/dev/null # no "Terminated" for each sleep
 while :; do sleep 1; done
 EOF
-chmod +x "$T_DIR"/*.sh
+# escapee.py: ignores SIGTERM and leaves its process group for lapsed's,
+# so that neither SIGTERM nor SIGKILL to the group reaches it: a command
+# lapsed cannot kill (as one stuck in the kernel), noting its pid.
+cat >"$T_DIR/escapee.py" <<'EOF'
+#!/usr/bin/python3
+import os, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+os.setpgid(0, os.getpgid(os.getppid()))
+with open(os.path.join(os.path.dirname(sys.argv[0]), "escapee.pid"), "w") as f:
+    f.write(str(os.getpid()))
+time.sleep(60)
+EOF
+chmod +x "$T_DIR"/*.sh "$T_DIR/escapee.py"
 mkdir "$T_DIR/runs"
 
 exec_ns() {
@@ -162,6 +174,30 @@ t_is "each a failed attempt, written before the exit: dead at max-attempts 1" \
 t_is "each ran once" \
     "$(cat "$T_DIR/stubborn.before" "$T_DIR/stubborn.during")" \
     "$(printf '1\n1')"
+
+# --- A command that leaves its process group is killed all the same ----
+# Its timeout's SIGKILL goes to the command too, not only to its group:
+# its attempt fails ("killed", dead at max-attempts 1) before lapsed, told
+# to stop meanwhile, exits 0. Sent to the group alone it outlived both,
+# and the stop waited for it (then, past 3 s after its SIGKILL, released
+# it; at exit, waited for it again).
+lapsed_conf x1 "$(exec_ns esc "$T_DIR/escapee.py")" "timeout = 1s" \
+    "lease = 1h" "max-attempts = 1"
+lapsed_start x1
+wait_for 20 "x1 to listen" lapsed_ready x1
+lapse_cli schedule esc x --in 100ms >/dev/null
+wait_until 10 "the escapee's start" '[ -s "$T_DIR/escapee.pid" ]'
+lapsed_stop x1
+t_is "a command that left its group: lapsed exits 0" "$?" 0
+t_is "it was killed: its attempt failed, dead at max-attempts 1" \
+    "$(left esc):$(dead esc | tr '\n' ' ')" \
+    "000:x|1|timed out after 1s (killed) "
+if kill -0 "$(cat "$T_DIR/escapee.pid")" 2>/dev/null; then
+	t_fail "the escapee is gone"
+	kill -9 "$(cat "$T_DIR/escapee.pid")"
+else
+	t_ok "the escapee is gone"
+fi
 
 # --- lapsed's own environment and signal mask -----------------------------
 # Started with SIGCHLD blocked (a mask survives exec: its commands were
