@@ -56,6 +56,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1357,15 +1358,20 @@ static void
 addr_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct webhook_call *call = arg;
-	struct sockaddr_storage peer;
-	socklen_t len = sizeof peer;
+	struct tcp_info ti;
+	socklen_t len = sizeof ti;
 	evutil_socket_t s;
 
 	if (call->state != CALL_RUNNING || call->conn == NULL)
 		return;
+	/*
+	 * Only a connect still under way (SYN sent): a connection made, and
+	 * one reset since (its request may have been sent), is left alone.
+	 */
 	s = bufferevent_getfd(call->conn->bev);
-	if (s == -1 || getpeername(s, (struct sockaddr *)&peer, &len) == 0 ||
-	    errno != ENOTCONN)
+	memset(&ti, 0, sizeof ti);
+	if (s == -1 || getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+	    ti.tcpi_state != TCP_SYN_SENT)
 		return;
 	conn_destroy(call->conn);
 	call_next_addr(call, "not connected within half the time left");
