@@ -150,8 +150,8 @@ T_PORTS=
 # the ports handed out are remembered here). Another program may still
 # take it first: a server started on it may have to try another.
 free_port() {
-	local p
-	while :; do
+	local p _
+	for _ in $(seq 1 200); do
 		p=$((20000 + RANDOM % 40000))
 		case " $T_PORTS " in
 		*" $p "*) continue ;;
@@ -162,6 +162,8 @@ free_port() {
 			return
 		fi
 	done
+	echo "Bail out! no free TCP port in 200 tries"
+	exit 1
 }
 
 # redis_start [NAME] [EXTRA ARGS...]: start a private redis-server on
