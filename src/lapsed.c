@@ -46,6 +46,7 @@
 #include "reactor.h"
 #include "redisurl.h"
 #include "sdnotify.h"
+#include "spawn.h"
 #include "xmalloc.h"
 
 #ifndef LAPSED_CONF
@@ -326,6 +327,7 @@ raise_file_limit(void)
 	}
 	log_info("raised the limit on open files from %llu to %llu", soft,
 	    (unsigned long long)rl.rlim_max);
+	spawn_set_nofile(soft); /* commands start with the usual one */
 }
 
 /*

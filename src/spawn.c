@@ -25,6 +25,7 @@
 #include "config.h"
 
 #include <sys/queue.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -99,6 +100,7 @@ struct spawn {
 TAILQ_HEAD(spawn_list, spawn);
 static struct spawn_list spawns = TAILQ_HEAD_INITIALIZER(spawns);
 static size_t nspawns;
+static rlim_t child_nofile; /* spawn_set_nofile()'s; 0: the daemon's */
 static struct event *sigchld_ev;
 
 static void
@@ -544,6 +546,31 @@ opts_valid(const struct spawn_opts *opts)
 }
 
 /*
+ * posix_spawn() with the soft limit on open files the daemon was started
+ * with, when it raised its own (spawn_set_nofile()): posix_spawn() sets no
+ * limit, so the daemon's is lowered around it (one thread: nothing opens
+ * a descriptor meanwhile).
+ */
+static int
+spawn_nofile(struct spawn *sp, char *const *argv, char *const *env,
+    const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr)
+{
+	struct rlimit own, child;
+	int error, lowered = 0;
+
+	if (child_nofile != 0 && getrlimit(RLIMIT_NOFILE, &own) == 0 &&
+	    own.rlim_cur > child_nofile) {
+		child = own;
+		child.rlim_cur = child_nofile;
+		lowered = setrlimit(RLIMIT_NOFILE, &child) == 0;
+	}
+	error = posix_spawn(&sp->pid, argv[0], fa, attr, argv, env);
+	if (lowered && setrlimit(RLIMIT_NOFILE, &own) != 0)
+		log_warn("cannot raise the limit on open files again");
+	return (error);
+}
+
+/*
  * The child's stdin from in_r, stdout and stderr into out_w, nothing else
  * open: some of the daemon's descriptors (hiredis's sockets) are not
  * close-on-exec. Its own process group, so that a timeout reaches what it
@@ -578,7 +605,7 @@ spawn_child(
 	    (error = posix_spawnattr_setpgroup(&attr, 0)) == 0 &&
 	    (error = posix_spawnattr_setsigmask(&attr, &none)) == 0 &&
 	    (error = posix_spawnattr_setsigdefault(&attr, &all)) == 0)
-		error = posix_spawn(&sp->pid, argv[0], &fa, &attr, argv, env);
+		error = spawn_nofile(sp, argv, env, &fa, &attr);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	return (error);
@@ -703,6 +730,12 @@ spawn_running(void)
 }
 
 /* --- set-up -------------------------------------------------------------- */
+
+void
+spawn_set_nofile(unsigned long long soft)
+{
+	child_nofile = (rlim_t)soft;
+}
 
 int
 spawn_init(struct event_base *base)

@@ -74,6 +74,14 @@ typedef void (*spawn_cb)(const struct spawn_result *, void *arg);
 int spawn_init(struct event_base *base);
 
 /*
+ * The soft limit on open files children start with: the daemon's as it
+ * was started, before it raised its own (programs that close every
+ * descriptor up to the limit, or use select(), expect the usual one).
+ * 0, the default: the daemon's own.
+ */
+void spawn_set_nofile(unsigned long long soft);
+
+/*
  * Undo spawn_init(). A child still running is killed with its group
  * (SIGKILL) and reaped at once; its callback, and that of a spawn whose
  * end was not delivered yet, is never called. For the daemon's exit;

@@ -199,6 +199,30 @@ else
 	t_ok "the escapee is gone"
 fi
 
+# --- The limit on open files: lapsed's raised, its commands' as it was ---
+# Started with a soft limit of 256 under a higher hard one, lapsed raises
+# its own (info) and its commands start with 256: programs that close
+# every descriptor up to the limit, or use select(), expect the usual one.
+cat >"$T_DIR/nofile.sh" <<EOF
+#!/bin/sh
+ulimit -n >"$T_DIR/nofile.out"
+EOF
+chmod +x "$T_DIR/nofile.sh"
+if [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -gt 256 ]; then
+	lapsed_conf f1 "$(exec_ns nf "$T_DIR/nofile.sh")"
+	LAPSED_WRAPPER="prlimit --nofile=256:" lapsed_start f1
+	wait_for 20 "f1 to listen" lapsed_ready f1
+	lapse_cli schedule nf x --in 100ms >/dev/null
+	wait_until 10 "the command's limit" '[ -s "$T_DIR/nofile.out" ]'
+	lapsed_stop f1
+	t_is "f1 exits 0" "$?" 0
+	t_match "lapsed raised its own limit" "$(cat "$T_DIR/f1.log")" \
+	    "raised the limit on open files from 256 to "
+	t_is "its command starts with 256" "$(cat "$T_DIR/nofile.out")" 256
+else
+	t_ok "# SKIP the hard limit on open files is 256 or less"
+fi
+
 # --- lapsed's own environment and signal mask -----------------------------
 # Started with SIGCHLD blocked (a mask survives exec: its commands were
 # never reaped, their attempts running for good) and with LAPSE_*
