@@ -104,6 +104,9 @@ fires() {
 	local name=$1 url=redis://$2:$PORT/0 id=$3 rc
 	start "$name" "$url" "[namespace t]"
 	wait_for 20 "$name to listen" lapsed_ready "$name"
+	# (Its subscriber may say it listens before the command connection.)
+	wait_until 10 "$name's command connection" \
+	    "grep -q 'redis command: connected' '$T_DIR/$name.log'"
 	t_is "$2: lapsed connects to Redis" \
 	    "$(grep -m1 'redis command: connected' "$T_DIR/$name.log" |
 	    sed 's/.* info: //')" "redis command: connected to $url"
