@@ -50,6 +50,7 @@ if mode == "keepalive":
 if mode == "idle":
     head = b""
 s.sendall(head)
+open(sys.argv[3], "w").close()  # under way
 s.settimeout(1.0)
 while time.monotonic() - start < 25:
     try:
@@ -66,12 +67,15 @@ while time.monotonic() - start < 25:
 end("open")
 EOF
 for mode in trickle keepalive idle; do
-	python3 "$T_DIR/slow.py" "$HTTP_PORT" "$mode" >"$T_DIR/$mode.out" &
+	python3 "$T_DIR/slow.py" "$HTTP_PORT" "$mode" \
+	    "$T_DIR/$mode.underway" >"$T_DIR/$mode.out" &
 	t_track $!
 done
 
 # Meanwhile, another client is served at once.
-sleep 2 # the slow clients are 2 s in, under way
+wait_until 10 "the slow clients under way" \
+    '[ -e "$T_DIR/trickle.underway" ] && [ -e "$T_DIR/keepalive.underway" ] &&
+    [ -e "$T_DIR/idle.underway" ]'
 start=$(date +%s%N)
 code=$(http_code /healthz)
 took=$((($(date +%s%N) - start) / 1000000))
