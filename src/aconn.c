@@ -169,7 +169,7 @@ aconn_retry(struct aconn *conn, const char *why)
 		return;
 	}
 	if (conn->cfg.stale != NULL)
-		conn->cfg.stale(conn->cfg.target_arg, 1, why);
+		conn->cfg.stale(conn->cfg.target_arg, ACONN_STALE_WANTING, why);
 	delay = backoff_next(&conn->backoff, arc4random());
 	conn->failures++;
 	if (conn->failures == 1 || now - conn->nagged_us >= ACONN_NAG_US) {
@@ -297,22 +297,27 @@ check_cb(evutil_socket_t fd, short events, void *arg)
 
 /*
  * Whether r is a Redis Cluster error that says the slot's node is not
- * what the target named: MOVED, ASK, CLUSTERDOWN or TRYAGAIN.
+ * what the target named: 1 with *kind ACONN_STALE_MOVED for MOVED,
+ * ACONN_STALE_SETTLING for ASK, CLUSTERDOWN or TRYAGAIN; else 0.
  */
 static int
-cluster_error(const redisReply *r)
+cluster_error(const redisReply *r, enum aconn_stale *kind)
 {
 	struct cluster_redirect rd;
 	char *cause = NULL;
 	int rc;
 
+	*kind = ACONN_STALE_SETTLING;
 	if (r == NULL || r->type != REDIS_REPLY_ERROR)
 		return (0);
 	if (clusterreply_unsettled(r))
 		return (1);
 	rc = clusterreply_redirect(r, NULL, &rd, &cause);
-	if (rc == 1)
+	if (rc == 1) {
+		if (!rd.ask)
+			*kind = ACONN_STALE_MOVED;
 		free(rd.host);
+	}
 	free(cause);
 	return (rc != 0);
 }
@@ -322,6 +327,7 @@ reply_cb(redisAsyncContext *ac, void *r, void *privdata)
 {
 	struct pending *p = privdata;
 	struct aconn *conn = p->conn;
+	enum aconn_stale kind;
 
 	TAILQ_REMOVE(&conn->pending, p, entry);
 	conn->npending--;
@@ -334,12 +340,13 @@ reply_cb(redisAsyncContext *ac, void *r, void *privdata)
 	if (conn->cfg.stale != NULL && sentinelreply_readonly(r) &&
 	    conn->state == ACONN_READY) {
 		/* The node became a replica: find the master again. */
-		conn->cfg.stale(conn->cfg.target_arg, 1, "READONLY reply");
+		conn->cfg.stale(conn->cfg.target_arg, ACONN_STALE_WANTING,
+		    "READONLY reply");
 		aconn_drop(conn, "the node answered READONLY: a replica now");
-	} else if (conn->cfg.stale != NULL && cluster_error(r))
+	} else if (conn->cfg.stale != NULL && cluster_error(r, &kind))
 		/* A Cluster's slot moved or is moving: find its node again. */
 		conn->cfg.stale(
-		    conn->cfg.target_arg, 0, ((redisReply *)r)->str);
+		    conn->cfg.target_arg, kind, ((redisReply *)r)->str);
 	if (conn->npending == 0 && conn->idle_cb != NULL)
 		conn->idle_cb(conn, conn->idle_arg);
 }

@@ -56,15 +56,25 @@ struct aconn;
  */
 typedef const struct redis_url *aconn_target_fn(void *arg, const char **why);
 
+/* Why the node a target named is stale (aconn_stale_fn). */
+enum aconn_stale {
+	/* A Cluster's slot is settling: ASK, CLUSTERDOWN, TRYAGAIN. */
+	ACONN_STALE_SETTLING,
+	/*
+	 * The node itself failed: it is not a master (ROLE), it answered
+	 * READONLY, or it could not be reached or was lost.
+	 */
+	ACONN_STALE_WANTING,
+	/* The node answered that a Cluster's slot is served elsewhere. */
+	ACONN_STALE_MOVED
+};
+
 /*
- * The node the target named is not (or no longer) the one to use. With
- * wanting 1, the node itself failed: it is not a master (ROLE), it
- * answered READONLY, or it could not be reached or was lost. With
- * wanting 0, it answered that a Cluster's slot is served elsewhere or is
- * settling (MOVED, ASK, CLUSTERDOWN, TRYAGAIN). why is borrowed. The
- * target should find the node again.
+ * The node the target named is not (or no longer) the one to use, for the
+ * reason kind says; why is borrowed. The target should find the node
+ * again.
  */
-typedef void aconn_stale_fn(void *arg, int wanting, const char *why);
+typedef void aconn_stale_fn(void *arg, enum aconn_stale kind, const char *why);
 
 struct aconn_config {
 	aconn_target_fn *target;

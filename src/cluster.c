@@ -15,7 +15,8 @@
  *    answer is dropped and the next attempt goes to the next one. So is
  *    one that maps no slot (in no Cluster: reset, or not joined yet), and
  *    one that names again, for a slot, the primary a link has just found
- *    wanting (not there, or not a master): its view may be stale (cut off
+ *    wanting (not there, or not a master) or that has just answered MOVED
+ *    (demoted while its link stayed up): its view may be stale (cut off
  *    from the cluster bus) while the others' is not. A primary found
  *    wanting is passed over (while another node is left) until an answer
  *    moves its slot.
@@ -52,7 +53,7 @@ struct cluster_target {
 	struct redis_url *url; /* NULL until found */
 	char *display;
 	int wanting; /* a link found url wanting: not asked the slots */
-	int doubted; /* and since the last answer */
+	int doubted; /* wanting or MOVED since the last answer */
 };
 
 struct cluster {
@@ -246,7 +247,7 @@ answer_cb(struct aconn *conn, redisReply *r, void *privdata, uint64_t sent_us)
 		c->wanted++;
 		aconn_leave(conn,
 		    "CLUSTER SLOTS names again a primary a link found "
-		    "wanting; asking the next node");
+		    "wanting or that answered MOVED; asking the next node");
 		return;
 	}
 	cluster_send(c); /* the requests made meanwhile */
@@ -304,6 +305,22 @@ fast_cb(evutil_socket_t fd, short events, void *arg)
 	tv.tv_sec = 0;
 	tv.tv_usec = CLUSTER_FAST_POLL_MS * 1000;
 	evtimer_add(c->fast_timer, &tv);
+}
+
+/*
+ * A link to t's node found it wanting, or was answered MOVED: the next
+ * answer that names it again for t's slot is doubted. Only wanting passes
+ * it over for the query: a node demoted answers for the slots as well as
+ * any.
+ */
+static void
+target_doubt(struct cluster_target *t, enum aconn_stale kind)
+{
+	if (t->url == NULL || kind == ACONN_STALE_SETTLING)
+		return;
+	if (kind == ACONN_STALE_WANTING)
+		t->wanting = 1;
+	t->doubted = 1;
 }
 
 /* Something is stale: ask now, and often for a while. */
@@ -417,32 +434,27 @@ cluster_target(void *arg, const char **why)
 }
 
 void
-cluster_stale(void *arg, int wanting, const char *why)
+cluster_stale(void *arg, enum aconn_stale kind, const char *why)
 {
 	struct cluster_target *t = arg;
 
 	log_debug("cluster: asking again for slot %u: %s", t->slot, why);
-	if (wanting && t->url != NULL) {
-		t->wanting = 1;
-		t->doubted = 1;
-	}
+	target_doubt(t, kind);
 	cluster_ask_soon(t->cluster);
 }
 
 void
-cluster_refresh(struct cluster *c, const struct redis_url *node, int wanting,
-    const char *why)
+cluster_refresh(struct cluster *c, const struct redis_url *node,
+    enum aconn_stale kind, const char *why)
 {
 	struct cluster_target *t;
 	size_t i;
 
 	log_debug("cluster: asking again: %s", why);
-	for (i = 0; wanting && i < c->ntargets; i++) {
+	for (i = 0; i < c->ntargets; i++) {
 		t = c->targets[i];
-		if (t->url != NULL && same_node(t->url, node)) {
-			t->wanting = 1;
-			t->doubted = 1;
-		}
+		if (t->url != NULL && same_node(t->url, node))
+			target_doubt(t, kind);
 	}
 	cluster_ask_soon(c);
 }

@@ -6,7 +6,8 @@
  * node of the URL first, then in turn every primary the last answer
  * named, so a node unreachable (at start or later) is left for another;
  * so is one that maps no slot, and one that names again a primary a link
- * has just found wanting (its view may be stale).
+ * has just found wanting or that has just answered MOVED (its view may be
+ * stale).
  * It asks at start, every CLUSTER_POLL_MS, and at once whenever a
  * connection to a slot's node says it is stale (lost, not a master,
  * READONLY, MOVED, ASK, CLUSTERDOWN, TRYAGAIN: see aconn.h), then every
@@ -27,6 +28,7 @@
 #include <event2/event.h>
 #include <event2/dns.h>
 
+#include "aconn.h"
 #include "redisurl.h"
 
 /* While the topology is known, ask again this often. */
@@ -79,19 +81,20 @@ const struct redis_url *cluster_target(void *arg, const char **why);
 
 /*
  * aconn_stale_fn for a struct cluster_target: ask for the topology again;
- * with wanting, an answer that names the same node for the slot again is
- * left for the next node to ask.
+ * when the node was found wanting or answered MOVED, an answer that names
+ * the same node for the slot again is left for the next node to ask.
  */
-void cluster_stale(void *arg, int wanting, const char *why);
+void cluster_stale(void *arg, enum aconn_stale kind, const char *why);
 
 /*
  * A connection to node (borrowed) says it is stale, as aconn_stale_fn
- * does: ask for the topology again. With wanting (node cannot be reached,
- * was lost, or is not a master), an answer that names node again for a
- * slot it served is left for the next node to ask.
+ * does: ask for the topology again. When node was found wanting (it
+ * cannot be reached, was lost, or is not a master) or answered MOVED, an
+ * answer that names node again for a slot it served is left for the next
+ * node to ask.
  */
 void cluster_refresh(struct cluster *, const struct redis_url *node,
-    int wanting, const char *why);
+    enum aconn_stale kind, const char *why);
 
 /* How many times a slot lapse uses was found on another node. */
 unsigned long cluster_moves(const struct cluster *);

@@ -134,11 +134,11 @@ node_target(void *arg, const char **why)
  * served elsewhere or settling: ask where the slots are.
  */
 static void
-node_stale(void *arg, int wanting, const char *why)
+node_stale(void *arg, enum aconn_stale kind, const char *why)
 {
 	struct rlink *rl = arg;
 
-	cluster_refresh(rl->r->cluster, rl->node, wanting, why);
+	cluster_refresh(rl->r->cluster, rl->node, kind, why);
 }
 
 static struct namespace *

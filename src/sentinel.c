@@ -334,13 +334,13 @@ sentinel_target(void *arg, const char **why)
 }
 
 void
-sentinel_stale(void *arg, int wanting, const char *why)
+sentinel_stale(void *arg, enum aconn_stale kind, const char *why)
 {
 	struct sentinel *s = arg;
 
 	log_debug("sentinel: asking again for the master \"%s\": %s",
 	    s->cfg.url->master, why);
-	if (wanting)
+	if (kind == ACONN_STALE_WANTING)
 		s->doubted = 1;
 	sentinel_ask(s);
 }

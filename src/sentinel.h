@@ -27,6 +27,7 @@
 #include <event2/event.h>
 #include <event2/dns.h>
 
+#include "aconn.h"
 #include "redisurl.h"
 
 struct sentinel;
@@ -62,7 +63,7 @@ void sentinel_free(struct sentinel *);
 const struct redis_url *sentinel_target(void *arg, const char **why);
 
 /* aconn_stale_fn for a struct sentinel: ask the sentinels again. */
-void sentinel_stale(void *arg, int wanting, const char *why);
+void sentinel_stale(void *arg, enum aconn_stale kind, const char *why);
 
 /* How many times the master was found at a new node (failovers followed). */
 unsigned long sentinel_switches(const struct sentinel *);

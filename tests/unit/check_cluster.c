@@ -116,7 +116,7 @@ change_cb(void *arg)
 	struct changes *ch = arg;
 
 	if (++ch->n == 1)
-		cluster_stale(ch->t, 0, "asked by the test");
+		cluster_stale(ch->t, ACONN_STALE_SETTLING, "asked by the test");
 	else
 		event_base_loopexit(ch->base, NULL);
 }

@@ -1,0 +1,77 @@
+#!/bin/bash
+# Redis Cluster: a primary demoted by a failover answers MOVED, while the
+# node lapsed asks for CLUSTER SLOTS has a stale view that still names it.
+# The cut-off node is made as in cluster_stale.sh (a copy of a replica's
+# nodes.conf, its peers' bus ports closed) and is first in the URL. a's
+# replica takes over by CLUSTER FAILOVER: the old primary stays up, a
+# replica now, and answers lapsed's calls on a's keys with MOVED. That
+# doubts the map as a lost primary does: lapsed asks the next node, which
+# names the new primary, and an event scheduled there fires. It used to
+# ask the cut-off node again at every MOVED, take its answer, and call the
+# demoted node for ever: nothing of a fired.
+. "$TESTS_LIB"
+. "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
+. "$(dirname "$TESTS_LIB")/cluster_lib.sh"
+t_start 120
+cluster_setup
+t_ok "a cluster of 3 primaries and 3 replicas"
+cluster_fixtures
+
+on_ns a
+OLD=$CUR_PORT
+SLOT=$(ncli "$SEED" CLUSTER KEYSLOT "{a}")
+# The node to copy: a replica, not of a's primary.
+for p in $C_PORTS; do
+	[ "$(ncli "$p" ROLE | head -1)" = slave ] || continue
+	[ "$(ncli "$p" ROLE | sed -n 3p)" != "$OLD" ] && COPY=$p && break
+done
+on_ns b
+GOOD=$CUR_PORT
+
+free_port
+closed=$FREE_PORT
+mkdir -p "$T_DIR/stale"
+newid=$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')
+awk -v id="$newid" -v closed="$closed" '
+	$3 ~ /myself/ { $1 = id; $3 = "myself,master"; $4 = "-"; print; next }
+	$1 == "vars" { print; next }
+	{ sub(/@[0-9]+/, "@" closed, $2); print }
+' "$T_DIR/$(port_name "$COPY")/nodes.conf" >"$T_DIR/stale/nodes.conf"
+cluster_node_start stale
+STALE=$PORT
+t_is "the cut-off node names a's primary $OLD for slot $SLOT" \
+    "$(C_LIVE=$STALE slot_port "$SLOT")" "$OLD"
+
+REDIS_URL="redis://127.0.0.1:$STALE,127.0.0.1:$GOOD" lapsed_listen_start r1 \
+    "[namespace a]" "[namespace b]" "[namespace c]"
+wait_until 30 "r1 to listen on 3 links" \
+    "[ \$(grep -c 'listening for expired keys' $T_DIR/r1.log) -ge 3 ]"
+t_match "r1 found a's slot on $OLD (asking the cut-off node)" \
+    "$(cat "$T_DIR/r1.log")" \
+    "slot $SLOT is served by redis://127\.0\.0\.1:$OLD/0"
+
+# The failover: a's replica takes over by CLUSTER FAILOVER (the primary
+# agrees and is demoted, its clients still connected).
+NEW=$(replica_of "$OLD")
+wait_until 30 "a's replica $NEW to sync with $OLD" \
+    "ncli $NEW INFO replication | grep -q '^master_link_status:up'"
+t_is "CLUSTER FAILOVER on $NEW" "$(ncli "$NEW" CLUSTER FAILOVER)" OK
+wait_until 30 "$NEW to serve a's slot and $OLD to be its replica" \
+    "[ \"\$(slot_port $SLOT)\" = $NEW ] &&
+     [ \"\$(ncli $OLD ROLE | head -1)\" = slave ]"
+t_is "the cut-off node still names the demoted $OLD" \
+    "$(C_LIVE=$STALE slot_port "$SLOT")" "$OLD"
+t_match "the demoted $OLD answers a's calls with MOVED" \
+    "$(ncli "$OLD" SET "{a}:x" 1 2>&1)" "MOVED $SLOT 127\.0\.0\.1:$NEW"
+on_ns a
+
+"$LAPSE" -r "redis://127.0.0.1:$NEW" schedule a e0 --in 200ms >/dev/null ||
+    t_fail "lapse schedule a e0"
+wait_until 15 "e0 to fire" "[ \"\$(fired_count a)\" -ge 1 ]"
+t_is "a: the event scheduled after the failover fired once (within 15 s)" \
+    "$(check_exactly_once a 1)" "lost 0 duplicated 0 early 0 unknown 0"
+t_match "r1 followed a's slot to $NEW" "$(cat "$T_DIR/r1.log")" \
+    "slot $SLOT moved to redis://127\.0\.0\.1:$NEW/0"
+lapsed_stop r1
+t_is "r1 stops with 0" "$?" 0
+t_done
