@@ -19,7 +19,7 @@
  *    (demoted while its link stayed up): its view may be stale (cut off
  *    from the cluster bus) while the others' is not. A primary found
  *    wanting is passed over (while another node is left) until an answer
- *    moves its slot.
+ *    moves its slot, or a link to it is ready again (reachable, a master).
  *  - A stale report asks at once, and again every CLUSTER_FAST_POLL_MS
  *    for CLUSTER_FAST_WINDOW_MS after the last report, until an answer
  *    moves a slot: the replica of a lost primary is promoted a while
@@ -457,6 +457,21 @@ cluster_refresh(struct cluster *c, const struct redis_url *node,
 			target_doubt(t, kind);
 	}
 	cluster_ask_soon(c);
+}
+
+void
+cluster_node_up(struct cluster *c, const struct redis_url *node)
+{
+	struct cluster_target *t;
+	size_t i;
+
+	for (i = 0; i < c->ntargets; i++) {
+		t = c->targets[i];
+		if (t->url != NULL && same_node(t->url, node)) {
+			t->wanting = 0;
+			t->doubted = 0;
+		}
+	}
 }
 
 unsigned long

@@ -96,6 +96,12 @@ void cluster_stale(void *arg, enum aconn_stale kind, const char *why);
 void cluster_refresh(struct cluster *, const struct redis_url *node,
     enum aconn_stale kind, const char *why);
 
+/*
+ * A connection to node (borrowed) is ready again, the node a master (ROLE):
+ * it is no longer found wanting, and is asked for the slots again.
+ */
+void cluster_node_up(struct cluster *, const struct redis_url *node);
+
 /* How many times a slot lapse uses was found on another node. */
 unsigned long cluster_moves(const struct cluster *);
 

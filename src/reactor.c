@@ -274,6 +274,10 @@ on_link_event(struct link *link, enum link_event ev, void *arg)
 		return;
 	if (ev == LINK_UP)
 		hello_link_up(r->hello, link);
+	for (i = 0; i < r->nlinks && ev == LINK_UP && r->cluster != NULL; i++) {
+		if (r->links[i]->link == link && r->links[i]->node != NULL)
+			cluster_node_up(r->cluster, r->links[i]->node);
+	}
 	for (i = 0; i < r->nns && ev != LINK_DOWN; i++) {
 		if (r->ns_link[i] != link)
 			continue;
