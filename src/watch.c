@@ -444,7 +444,16 @@ scan_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent_us)
 
 	p->inflight = 0;
 	if (reply == NULL) {
-		p->again = 0; /* the reconnect starts a new scan */
+		/*
+		 * Lost with its connection: the reconnect starts a new scan.
+		 * One asked for meanwhile (the namespace moved to another
+		 * node: this cursor is the old node's) starts now, from 0.
+		 */
+		if (p->again) {
+			p->again = 0;
+			strcpy(p->cursor, "0");
+			watch_scan_next(w);
+		}
 		return;
 	}
 	if (!scan_reply(reply, sizeof p->cursor)) {
