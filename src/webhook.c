@@ -685,6 +685,14 @@ tls_error(struct webhook_conn *conn)
 		return (NULL);
 	while (bufferevent_get_openssl_error(conn->bev) != 0)
 		continue;
+	/*
+	 * libevent records SSL_ERROR_SYSCALL itself, not an error of
+	 * OpenSSL's, when the socket under TLS failed (a refused connect, a
+	 * reset, a close): no TLS failure, and what the socket said is
+	 * evhttp's to tell.
+	 */
+	if (e == SSL_ERROR_SYSCALL)
+		return (NULL);
 	reason = ERR_reason_error_string(e);
 	xasprintf(
 	    &msg, "TLS: %s", reason != NULL ? reason : "handshake failed");

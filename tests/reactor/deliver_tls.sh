@@ -2,7 +2,9 @@
 # sink = http over https: a receiver whose certificate the configured CA
 # signed for 127.0.0.1 gets the event; one whose certificate names another
 # host, and one with a certificate no trusted CA signed, are refused: each
-# event fails with a TLS error and reaches nobody.
+# event fails with a TLS error and reaches nobody. A port where nothing
+# listens is a refused connection, said as such (not a TLS failure), in
+# the dead entry and in the log.
 . "$TESTS_LIB"
 t_start 90
 redis_start
@@ -39,13 +41,15 @@ https() {
 	    "url = https://127.0.0.1:$2/ok/$1/" "ca-file = $D/ca.pem" \
 	    "max-attempts = 1"
 }
+free_port
 lapsed_conf r1 "$(https good "$HOOK_PORT_good")" \
     "$(https wrong "$HOOK_PORT_wrong")" \
-    "$(https untrusted "$HOOK_PORT_untrusted")"
+    "$(https untrusted "$HOOK_PORT_untrusted")" \
+    "$(https refused "$FREE_PORT")"
 lapsed_start r1
 wait_for 20 "lapsed to listen" lapsed_ready r1
 
-for ns in good wrong untrusted; do
+for ns in good wrong untrusted refused; do
 	lapse_cli schedule "$ns" e --in 100ms --payload secret-body >/dev/null
 done
 wait_until 20 "the delivery" \
@@ -54,11 +58,17 @@ t_is "https with the configured CA: delivered" \
     "$(jq -r '[.path, .body, .status] | @tsv' "$T_DIR/hook-good.log")" \
     "$(printf '/ok/good/\tsecret-body\t200')"
 wait_until 20 "the refusals" \
-    '[ "$(rcli XLEN "lapse:{wrong}:dead")$(rcli XLEN "lapse:{untrusted}:dead")" = 11 ]'
+    '[ "$(rcli XLEN "lapse:{wrong}:dead")$(rcli XLEN "lapse:{untrusted}:dead")$(
+    rcli XLEN "lapse:{refused}:dead")" = 111 ]'
 t_match "a certificate for another host name is refused" \
     "$(dead wrong)" '^e\|1\|TLS: .*(host|name|mismatch)'
 t_match "a certificate no trusted CA signed is refused" \
     "$(dead untrusted)" '^e\|1\|TLS: .*verify'
+t_is "nothing listening: the dead entry says the connection was refused" \
+    "$(dead refused)" "e|1|connection refused"
+t_is "and so does the log" \
+    "$(grep -c -F 'namespace refused: event "e" attempt 1 failed: connection refused; to the dead stream' \
+        "$T_DIR/r1.log")" 1
 t_is "and neither receiver got a request" \
     "$(cat "$T_DIR/hook-wrong.log" "$T_DIR/hook-untrusted.log" 2>/dev/null |
         wc -l)" 0
