@@ -1,10 +1,13 @@
 /*
  * The status page's route. Invariants:
  *
- *  - A load is a round of fanout.h (one lapse_status call a namespace),
- *    answered once; it lives until its last call has come back, so that
- *    a late answer (or one after status_free(), which lets go of the
- *    loads it cannot free) still finds it.
+ *  - A load is a round of fanout.h (one lapse_status call a namespace)
+ *    and the requests waiting for it, answered once, every waiter with
+ *    the same answer; at most one load takes new waiters (s->current),
+ *    so that however many requests arrive while it runs, Redis sees one
+ *    call a namespace. It lives until its last call has come back, so
+ *    that a late answer (or one after status_free(), which lets go of
+ *    the loads it cannot free) still finds it.
  *  - The ring holds snapshots taken by the loop's timer only; the oldest
  *    one at most STATUS_WINDOW_S old is the start of the window.
  */
@@ -54,7 +57,8 @@ struct load_call {
 struct load {
 	TAILQ_ENTRY(load) entry;
 	struct status *st; /* NULL once let go by status_free() */
-	struct httpd_req *req; /* NULL once answered */
+	struct httpd_req *waiters[STATUS_WAITERS_MAX]; /* none once answered */
+	size_t nwaiters;
 	struct fanout *round;
 	struct load_call *calls;
 	size_t ncalls;
@@ -72,8 +76,8 @@ struct status {
 	struct reactor *reactor;
 	uint64_t timeout_ms;
 	size_t nns;
-	struct load_list loads;
-	size_t nloads;
+	struct load *current; /* the load requests join; NULL: none */
+	struct load_list loads; /* every load not freed yet */
 	struct event *snap_timer;
 	struct snapshot ring[STATUS_SLOTS];
 	size_t next; /* the slot the next snapshot takes */
@@ -235,10 +239,8 @@ load_free(void *arg)
 	struct load *l = arg;
 	size_t i;
 
-	if (l->st != NULL) {
+	if (l->st != NULL)
 		TAILQ_REMOVE(&l->st->loads, l, entry);
-		l->st->nloads--;
-	}
 	for (i = 0; i < l->ncalls; i++) {
 		statuspage_redis_clear(&l->calls[i].redis);
 		free(l->calls[i].error);
@@ -247,26 +249,39 @@ load_free(void *arg)
 	free(l);
 }
 
-/* The page, with what came back, to the waiting request (fanout_cb). */
+/* The page, with what came back, to every waiting request (fanout_cb). */
 static void
 load_answer(void *arg)
 {
 	struct load *l = arg;
+	struct httpd_req *req;
 	char csp[STATUSPAGE_CSP_MAX];
-	struct evbuffer *body;
+	struct evbuffer *page, *body;
+	size_t i;
 	int code;
 
-	body = evbuffer_new();
-	if (body == NULL)
+	if (l->st->current == l)
+		l->st->current = NULL;
+	page = evbuffer_new();
+	if (page == NULL)
 		fatalx("status: cannot allocate a buffer");
-	status_render(l->st, l, body, &code);
+	status_render(l->st, l, page, &code);
 	statuspage_csp(csp, sizeof csp);
-	httpd_req_header(l->req, "Content-Security-Policy", csp);
-	httpd_req_header(l->req, "Referrer-Policy", "no-referrer");
-	httpd_req_header(l->req, "X-Frame-Options", "DENY");
-	httpd_reply(l->req, code, HTML_TYPE, body);
-	evbuffer_free(body);
-	l->req = NULL;
+	for (i = 0; i < l->nwaiters; i++) {
+		req = l->waiters[i];
+		body = evbuffer_new();
+		if (body == NULL)
+			fatalx("status: cannot allocate a buffer");
+		evbuffer_add(
+		    body, evbuffer_pullup(page, -1), evbuffer_get_length(page));
+		httpd_req_header(req, "Content-Security-Policy", csp);
+		httpd_req_header(req, "Referrer-Policy", "no-referrer");
+		httpd_req_header(req, "X-Frame-Options", "DENY");
+		httpd_reply(req, code, HTML_TYPE, body);
+		evbuffer_free(body);
+	}
+	l->nwaiters = 0;
+	evbuffer_free(page);
 }
 
 /* A namespace's lapse_status came back (reply NULL: the link was lost). */
@@ -288,32 +303,45 @@ load_cb(void *arg, const redisReply *reply)
 	fanout_back(l->round);
 }
 
-void
-status_serve(struct httpd_req *req, void *arg)
+/* A new load for req: a call per namespace, then wait for them. */
+static void
+load_start(struct status *s, struct httpd_req *req)
 {
-	struct status *s = arg;
 	struct load *l;
 	size_t i, sent = 0;
 
-	if (s->nloads == STATUS_LOADS_MAX) {
-		httpd_reply_text(req, HTTP_SERVUNAVAIL,
-		    "too many loads of the status page waiting for Redis");
-		return;
-	}
 	l = xcalloc(1, sizeof *l);
 	l->st = s;
-	l->req = req;
+	l->waiters[l->nwaiters++] = req;
 	l->ncalls = s->nns;
 	l->calls = xcalloc(s->nns > 0 ? s->nns : 1, sizeof *l->calls);
 	l->round = fanout_new(s->base, load_answer, load_free, l);
 	TAILQ_INSERT_TAIL(&s->loads, l, entry);
-	s->nloads++;
 	for (i = 0; i < s->nns; i++) {
 		l->calls[i].load = l;
 		if (reactor_status(s->reactor, i, load_cb, &l->calls[i]) == 0)
 			sent++;
 	}
+	s->current = l;
 	fanout_wait(l->round, sent, s->timeout_ms);
+}
+
+void
+status_serve(struct httpd_req *req, void *arg)
+{
+	struct status *s = arg;
+	struct load *l = s->current;
+
+	if (l == NULL) {
+		load_start(s, req);
+		return;
+	}
+	if (l->nwaiters == STATUS_WAITERS_MAX) {
+		httpd_reply_text(req, HTTP_SERVUNAVAIL,
+		    "too many loads of the status page waiting for Redis");
+		return;
+	}
+	l->waiters[l->nwaiters++] = req;
 }
 
 struct status *
@@ -366,10 +394,10 @@ status_free(struct status *s)
 	while ((l = TAILQ_FIRST(&s->loads)) != NULL) {
 		TAILQ_REMOVE(&s->loads, l, entry);
 		l->st = NULL;
-		if (l->req != NULL)
+		for (i = 0; i < l->nwaiters; i++)
 			httpd_reply_text(
-			    l->req, HTTP_SERVUNAVAIL, "shutting down");
-		l->req = NULL;
+			    l->waiters[i], HTTP_SERVUNAVAIL, "shutting down");
+		l->nwaiters = 0;
 		fanout_cancel(l->round);
 	}
 	event_free(s->snap_timer);

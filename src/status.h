@@ -1,7 +1,10 @@
 /*
  * The status page's route (GET /): at each load, one read-only
  * lapse_status call per namespace (namespace_status()), sent without
- * blocking the loop and waited for at most command-timeout; then the page
+ * blocking the loop and waited for at most command-timeout; requests
+ * that arrive while those calls are in flight join the load and get the
+ * same page, so that however many visitors load it at once, Redis gets
+ * one call per namespace; then the page
  * (statuspage.h) from those answers, the reactor's own figures and a
  * window of lateness: a ring of snapshots of every namespace's lateness
  * histograms, one every STATUS_SNAPSHOT_S, so that the percentiles shown
@@ -22,8 +25,12 @@
 #define STATUS_SNAPSHOT_S 10
 #define STATUS_WINDOW_S 300
 
-/* Loads waiting for Redis at once; beyond, 503. */
-#define STATUS_LOADS_MAX 16
+/*
+ * Requests waiting for one load; beyond, 503 at once: a few of the
+ * listener's HTTPD_CONNS_MAX connections stay for /metrics and /healthz,
+ * however many visitors wait for the page.
+ */
+#define STATUS_WAITERS_MAX (HTTPD_CONNS_MAX - 8)
 
 struct status;
 
