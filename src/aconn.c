@@ -638,9 +638,7 @@ aconn_connect_addr(struct aconn *conn, const char *addr)
 static void
 aconn_connect_failed(struct aconn *conn, const char *why)
 {
-	const struct evutil_addrinfo *ai;
-	char from[INET6_ADDRSTRLEN], to[INET6_ADDRSTRLEN], all[320];
-	int n = 0;
+	char from[INET6_ADDRSTRLEN], to[INET6_ADDRSTRLEN], *all;
 
 	conn->ac = NULL;
 	if (conn->addr != NULL && conn->addr->ai_next != NULL) {
@@ -652,15 +650,9 @@ aconn_connect_failed(struct aconn *conn, const char *why)
 		aconn_connect_addr(conn, to);
 		return;
 	}
-	if (conn->addrs != NULL && conn->addrs->ai_next != NULL) {
-		for (ai = conn->addrs; ai != NULL; ai = ai->ai_next)
-			n++;
-		snprintf(all, sizeof all,
-		    "all %d addresses of %s failed, the last: %s", n,
-		    conn->url->host, why);
-		why = all;
-	}
-	aconn_retry(conn, why);
+	all = hostport_all_failed(conn->addrs, conn->url->host, why);
+	aconn_retry(conn, all != NULL ? all : why);
+	free(all);
 }
 
 /* Forget the addresses of the last attempt's host name. */
@@ -731,9 +723,7 @@ aconn_connect(struct aconn *conn)
 		aconn_retry(conn, "no DNS resolver for a host name");
 		return;
 	}
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
+	hostport_connect_hints(&hints);
 	conn->state = ACONN_RESOLVING;
 	timer_ms(conn->connect_timer, conn->cfg.connect_timeout_ms);
 	conn->dnsreq = evdns_getaddrinfo(

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -160,4 +161,30 @@ hostport_addr_text(const struct sockaddr *sa, char *buf, size_t len)
 	if (inet_ntop(sa->sa_family, in, buf, (socklen_t)len) == NULL)
 		snprintf(buf, len, "?");
 	return (buf);
+}
+
+void
+hostport_connect_hints(struct addrinfo *hints)
+{
+	memset(hints, 0, sizeof *hints);
+	hints->ai_family = AF_UNSPEC;
+	hints->ai_socktype = SOCK_STREAM;
+	hints->ai_protocol = IPPROTO_TCP;
+}
+
+char *
+hostport_all_failed(
+    const struct addrinfo *addrs, const char *host, const char *why)
+{
+	const struct addrinfo *ai;
+	char *msg;
+	int n = 0;
+
+	if (addrs == NULL || addrs->ai_next == NULL)
+		return (NULL);
+	for (ai = addrs; ai != NULL; ai = ai->ai_next)
+		n++;
+	xasprintf(
+	    &msg, "all %d addresses of %s failed, the last: %s", n, host, why);
+	return (msg);
 }

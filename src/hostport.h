@@ -4,14 +4,17 @@
  * for every IPv4 address) or an IPv6 address in brackets ("[::1]:9465",
  * "[::]:9465"), and a port from 1 to 65535. Host names are refused: a
  * lookup at start would block or guess, and an operator who exposes a
- * port means one address. And a socket address as text, for messages.
- * No I/O.
+ * port means one address. And, for the connections lapsed and lapse
+ * make to a host name, what they share: the hints its addresses are
+ * looked up with, each address as text, and the reason given once every
+ * one failed. No I/O.
  */
 #ifndef LAPSE_HOSTPORT_H
 #define LAPSE_HOSTPORT_H
 
 #include <sys/socket.h>
 
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stddef.h>
 
@@ -44,5 +47,22 @@ void hostport_sockaddr(
  */
 const char *
 hostport_addr_text(const struct sockaddr *sa, char *buf, size_t len);
+
+/*
+ * The hints (*hints overwritten) to look up a host name to connect to
+ * over TCP: every address of every family, in the resolver's order, each
+ * to be tried in turn until one connects.
+ */
+void hostport_connect_hints(struct addrinfo *hints);
+
+/*
+ * Why a connection to host failed once each of its addresses addrs (the
+ * resolver's list, borrowed; NULL for an address given as such) was
+ * tried, why being the last one's reason: "all N addresses of HOST
+ * failed, the last: WHY" (new, caller frees) when there were several, or
+ * NULL when there was one, which why says alone.
+ */
+char *hostport_all_failed(
+    const struct addrinfo *addrs, const char *host, const char *why);
 
 #endif

@@ -3,10 +3,18 @@
  * hiredis 0.14 honours a connect timeout for blocking connects and a
  * socket timeout (redisSetTimeout) for every read and write afterwards,
  * which is all a command-line program needs.
+ *
+ * A host name is looked up here, and its addresses are tried in the
+ * resolver's order, each within the connect timeout, as lapsed's
+ * connections do (hostport.h): hiredis would take the IPv4 addresses
+ * alone, and give up at the first that refuses.
  */
 #include "config.h"
 
+#include <sys/socket.h>
+
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +26,7 @@
 
 #include "clock.h"
 #include "clusterreply.h"
+#include "hostport.h"
 #include "lualib.h"
 #include "rconn.h"
 #include "redisurl.h"
@@ -81,27 +90,85 @@ command_ok(redisContext *c, int argc, const char **argv, const char *what,
 	return (0);
 }
 
+/*
+ * Connect to host:port, each of the host's addresses in turn, each given
+ * connect_ms. Returns the context, or NULL with *cause set (caller frees)
+ * saying why the last failed, and how many failed when there were
+ * several (hostport_all_failed()).
+ */
+static redisContext *
+connect_tcp(const char *host, int port, int connect_ms, char **cause)
+{
+	struct addrinfo hints, *addrs, *ai;
+	redisContext *c = NULL;
+	char service[16], addr[INET6_ADDRSTRLEN], *why = NULL;
+	int rv;
+
+	hostport_connect_hints(&hints);
+	snprintf(service, sizeof service, "%d", port);
+	rv = getaddrinfo(host, service, &hints, &addrs);
+	if (rv != 0) {
+		xasprintf(cause, "cannot resolve %s: %s", host,
+		    rv == EAI_SYSTEM ? strerror(errno) : gai_strerror(rv));
+		return (NULL);
+	}
+	for (ai = addrs; ai != NULL; ai = ai->ai_next) {
+		c = redisConnectWithTimeout(
+		    hostport_addr_text(ai->ai_addr, addr, sizeof addr), port,
+		    ms_to_tv(connect_ms));
+		if (c != NULL && c->err == 0)
+			break;
+		free(why);
+		why = xstrdup(c == NULL ? "out of memory" : context_error(c));
+		redisFree(c);
+		c = NULL;
+	}
+	if (c == NULL) {
+		*cause = hostport_all_failed(addrs, host, why);
+		if (*cause == NULL)
+			*cause = xstrdup(why);
+	}
+	free(why);
+	freeaddrinfo(addrs);
+	return (c);
+}
+
+/*
+ * Connect to url's node: its unix socket, or each address of its host in
+ * turn, each within connect_ms. Returns the context, or NULL with *why
+ * set (caller frees).
+ */
+static redisContext *
+connect_node(const struct redis_url *url, int connect_ms, char **why)
+{
+	redisContext *c;
+
+	if (!url->is_unix)
+		return (connect_tcp(url->host, url->port, connect_ms, why));
+	c = redisConnectUnixWithTimeout(url->path, ms_to_tv(connect_ms));
+	if (c != NULL && c->err == 0)
+		return (c);
+	*why = xstrdup(c == NULL ? "out of memory" : context_error(c));
+	redisFree(c);
+	return (NULL);
+}
+
 /* Connect to one node (not a sentinel URL): see rconn_open(). */
 static redisContext *
 rconn_open_node(const struct redis_url *url, const char *password,
     int connect_ms, int command_ms, char **cause)
 {
 	redisContext *c;
-	struct timeval tv = ms_to_tv(connect_ms);
 	const char *argv[3];
-	char *display, db[16];
+	char *display, *why, db[16];
 	int argc;
 
-	if (url->is_unix)
-		c = redisConnectUnixWithTimeout(url->path, tv);
-	else
-		c = redisConnectWithTimeout(url->host, url->port, tv);
-	if (c == NULL || c->err != 0) {
+	c = connect_node(url, connect_ms, &why);
+	if (c == NULL) {
 		display = redis_url_display(url);
-		xasprintf(cause, "cannot connect to %s: %s", display,
-		    c == NULL ? "out of memory" : context_error(c));
+		xasprintf(cause, "cannot connect to %s: %s", display, why);
 		free(display);
-		redisFree(c);
+		free(why);
 		return (NULL);
 	}
 	if (redisSetTimeout(c, ms_to_tv(command_ms)) != REDIS_OK) {

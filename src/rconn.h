@@ -32,6 +32,9 @@ rconn_functions_state(const redisReply *reply, char **cause);
 
 /*
  * Connect to url within connect_ms, then give every command command_ms.
+ * A host name's addresses are tried in the resolver's order, each within
+ * connect_ms, until one connects; when all fail, *cause says how many
+ * did, and why the last one.
  * password, when not NULL, replaces the URL's. Returns a connected,
  * authenticated context on the right database, or NULL with *cause set
  * (caller frees). Free the context with redisFree().

@@ -1158,16 +1158,11 @@ call_not_connected(const struct webhook_call *call, int status)
 static void
 call_all_failed(struct webhook_call *call)
 {
-	const struct evutil_addrinfo *ai;
 	char *msg;
-	int n = 0;
 
-	if (call->addrs->ai_next == NULL)
+	msg = hostport_all_failed(call->addrs, call->url->host, call->error);
+	if (msg == NULL)
 		return;
-	for (ai = call->addrs; ai != NULL; ai = ai->ai_next)
-		n++;
-	xasprintf(&msg, "all %d addresses of %s failed, the last: %s", n,
-	    call->url->host, call->error);
 	free(call->error);
 	call->error = msg;
 }
@@ -1483,10 +1478,7 @@ call_resolve(struct webhook_call *call)
 		call_refuse(call, msg);
 		return;
 	}
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_protocol = IPPROTO_TCP;
+	hostport_connect_hints(&hints);
 	lookup = xmalloc(sizeof *lookup);
 	lookup->call = call;
 	call->lookup = lookup;

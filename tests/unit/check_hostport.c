@@ -2,13 +2,15 @@
  * Unit tests for hostport.c: the addresses an operator writes for
  * `listen`, the ones it must refuse with their exact messages, and the
  * round trip through hostport_format() and the socket address; socket
- * addresses as text.
+ * addresses as text; the look-up hints and the message once every
+ * address of a host failed, which lapsed and lapse share.
  */
 #include "config.h"
 
 #include <sys/socket.h>
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +183,45 @@ START_TEST(test_addr_text)
 }
 END_TEST
 
+/* Every family, TCP: the resolver's whole list, in its order. */
+START_TEST(test_connect_hints)
+{
+	struct addrinfo hints;
+
+	memset(&hints, 0xff, sizeof hints);
+	hostport_connect_hints(&hints);
+	ck_assert_int_eq(hints.ai_family, AF_UNSPEC);
+	ck_assert_int_eq(hints.ai_socktype, SOCK_STREAM);
+	ck_assert_int_eq(hints.ai_protocol, IPPROTO_TCP);
+	ck_assert_int_eq(hints.ai_flags, 0);
+	ck_assert_ptr_null(hints.ai_next);
+}
+END_TEST
+
+/* One address (or an address given as such): why alone; several: all. */
+START_TEST(test_all_failed)
+{
+	struct addrinfo a[3];
+	char *msg;
+
+	memset(a, 0, sizeof a);
+	ck_assert_ptr_null(
+	    hostport_all_failed(NULL, "127.0.0.1", "Connection refused"));
+	ck_assert_ptr_null(
+	    hostport_all_failed(&a[0], "one.test", "Connection refused"));
+	a[0].ai_next = &a[1];
+	msg = hostport_all_failed(&a[0], "two.test", "Connection refused");
+	ck_assert_str_eq(msg,
+	    "all 2 addresses of two.test failed, the last: Connection refused");
+	free(msg);
+	a[1].ai_next = &a[2];
+	msg = hostport_all_failed(&a[0], "three.test", "timed out");
+	ck_assert_str_eq(
+	    msg, "all 3 addresses of three.test failed, the last: timed out");
+	free(msg);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -192,6 +233,8 @@ main(void)
 	tcase_add_loop_test(tc, test_round_trip, 0, NITEMS(good));
 	tcase_add_test(tc, test_format);
 	tcase_add_test(tc, test_addr_text);
+	tcase_add_test(tc, test_connect_hints);
+	tcase_add_test(tc, test_all_failed);
 	suite_add_tcase(s, tc);
 	return (unit_run(s));
 }
