@@ -154,7 +154,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 20
+local VERSION = 21
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -3036,20 +3036,29 @@ local function whereabouts(c, id)
 	return nil
 end
 
--- The member a dead entry f is requeued as: its occurrence (ID<space>DUE,
--- an occurrence of a recurring event, which the event's id, still
--- pending with its next occurrence, cannot stand for), else its id.
-local function dead_member(f)
-	local o = f.occurrence
-	if o and f.id and match(o, '^([^ ]+) %d+$') == f.id then
-		return o
+-- The member a dead entry f is requeued as: its occurrence (ID<space>DUE)
+-- while its event is still a recurring event (pending with its next
+-- occurrence, which the event's id stands for), so that the event's
+-- record lists it under way; else its id. An occurrence of a recurrence
+-- that is gone (cancelled, replaced by an event that does not recur, or
+-- ended by itself) comes back as the event ID itself: no record would
+-- list an ID<space>DUE, and no id a user can name would reach it, so it
+-- could not be cancelled. recurs caches, by id, whether id recurs.
+local function dead_member(c, f, recurs)
+	local o, id = f.occurrence, f.id
+	if not o or not id or match(o, '^([^ ]+) %d+$') ~= id then
+		return id
 	end
-	return f.id
+	if recurs[id] == nil then
+		recurs[id] = record_unpack(redis_call('HGET', c.jobs,
+		    id)).r ~= nil
+	end
+	return recurs[id] and o or id
 end
 
 -- List occurrence member of recurring event id among those under way in
--- its record (w), so that a cancel or a replace of id ends it; an id that
--- is no longer a recurring event leaves it an event of its own.
+-- its record (w), so that a cancel or a replace of id ends it (dead_member
+-- made it an occurrence only because id recurs).
 local function requeued_occurrence(c, id, member)
 	local rec = record_unpack(redis_call('HGET', c.jobs, id))
 	if not rec.r then
@@ -3092,14 +3101,14 @@ end
 -- entry, by[member] = { sids, newest } }. The stream has no index by id:
 -- it is read whole, in chunks.
 local function dead_entries_of(c, id)
-	local g, from = { order = {}, by = {} }, '-'
+	local g, from, recurs = { order = {}, by = {} }, '-', {}
 	while true do
 		local r = redis_call('XRANGE', c.dead, from, '+', 'COUNT',
 		    DEAD_CHUNK)
 		for _, e in ipairs(r) do
 			local f = entry_fields(e[2])
 			if f.id == id then
-				local m = dead_member(f)
+				local m = dead_member(c, f, recurs)
 				if not g.by[m] then
 					g.by[m] = { sids = {} }
 					g.order[#g.order + 1] = m
@@ -3152,9 +3161,10 @@ end
 local function requeue_plan(c, max)
 	local r = redis_call('XRANGE', c.dead, '-', '+', 'COUNT', max)
 	local plan, busy = { order = {}, by = {}, skipped = 0 }, {}
+	local recurs = {}
 	for _, e in ipairs(r) do
 		local f = entry_fields(e[2])
-		local id = dead_member(f)
+		local id = dead_member(c, f, recurs)
 		local ok = not bad_id(f.id) and not (f.url and bad_url(f.url))
 		if ok and busy[id] == nil then
 			busy[id] = whereabouts(c, id) ~= nil
@@ -3196,7 +3206,11 @@ wake is published when one is the earliest event. A dead occurrence of a
 recurring event (an entry with an occurrence field, ID<space>DUE) is
 requeued as that member, an event of its own, while its event goes on
 with its next occurrence, listing it among its occurrences under way (w),
-so that cancelling or replacing the event ends it.
+so that cancelling or replacing the event ends it. Once the recurrence is
+gone (cancelled, replaced by an event that does not recur, or ended by
+itself), its dead occurrences are requeued as the event ID itself, as the
+dead entries of any other event are: once, from the newest, refused or
+skipped while ID is pending or in flight; so cancelling ID ends it.
 
 KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:dead
 ARGV: NS id ID | NS all MAX

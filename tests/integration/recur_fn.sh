@@ -439,6 +439,47 @@ run() {
 	RC=$?
 	ERR=$(cat "$T_DIR/err")
 }
+
+# V v1: an occurrence dead, then v1 cancelled, then its dead entries
+# requeued (lapse requeue --all): with no recurrence left to list it, the
+# occurrence comes back as the event v1 itself, which lapse cancel ends;
+# an occurrence left as ID<space>DUE would be delivered after the cancel,
+# and no id the user can name would reach it. Requeued by id, two dead
+# occurrences of a recurrence that is gone come back once, as the event.
+vdead() {
+	rcli ZADD "$(kd V due)" XX "$1" v1 >/dev/null
+	dsweep V >/dev/null
+	# shellcheck disable=SC2046
+	rcli FCALL lapse_retry 4 $(k4 V) V "v1 $1" "$1" 1 0 3 0 gone dead \
+	    >/dev/null
+}
+fcall_schedule V v1 every 10000 pv from "$s0" >/dev/null
+vdead $((s0 + 10000))
+run lapse_cli cancel V v1
+t_is "the recurrence cancelled, its occurrence dead" "$RC:$(rcli XLEN \
+    "$(kd V dead)")" "0:1"
+run lapse_cli requeue V --all
+t_is "requeue --all after the cancel: requeued 1" "$RC:$OUT" "0:requeued 1
+skipped 0"
+t_is "as the event v1 itself, pending, with its payload" \
+    "$(rcli ZRANGE "$(kd V due)" 0 -1):$(dget V v1 | jq -c '.[1:4]')" \
+    'v1:["pv",0,"pending"]'
+run lapse_cli cancel V v1
+t_is "which lapse cancel V v1 ends: nothing of v1 is left" \
+    "$RC:$(rcli EXISTS "$(kd V due)" "$(kd V jobs)" "$(kd V inflight)"):$(
+        rcli XLEN "$(kd V dead)")" "0:0:0"
+fcall_schedule V v1 every 10000 pv from "$s0" >/dev/null
+vdead $((s0 + 10000))
+vdead $((s0 + 20000))
+lapse_cli cancel V v1 >/dev/null
+run lapse_cli requeue V v1
+t_is "requeue v1 of its two dead occurrences after the cancel: requeued \
+once, as v1, both entries removed" "$RC:$OUT:$(rcli ZRANGE "$(kd V due)" 0 \
+    -1):$(rcli XLEN "$(kd V dead)")" "0:requeued 1:v1:0"
+run lapse_cli cancel V v1
+t_is "and lapse cancel V v1 ends it" "$RC:$(rcli EXISTS "$(kd V due)" \
+    "$(kd V jobs)")" "0:0"
+
 run lapse_cli schedule Z z1 --every 1m --from 2030-01-01T00:00:00Z \
     --until 2030-01-02T00:00:00Z --payload zz
 t_is "lapse schedule --every --from --until: the first occurrence, exit 0" \
