@@ -75,7 +75,9 @@ releases: the idempotency key is NS/id/d; a record scheduled anew has
 none) and e = the last error (set by lapse_retry and by the recovery of an
 expired lease). A recurring event has its rule (r, see Recurrences) and,
 with a delivery sink, w = the due times of its occurrences under way (see
-under_way); an occurrence delivered as an event of its own has o = its
+under_way), and while it waits for a zone or an expression this library
+does not know, l = the due time of its last occurrence fired (see
+recurring.cron); an occurrence delivered as an event of its own has o = its
 event's id and m = the occurrences it coalesced. Readers ignore keys they
 do not know, and read fields of the wrong type as absent; a record is
 rewritten whole, unknown keys included.
@@ -716,14 +718,36 @@ local function recur_same(a, b)
 	    a.x == b.x and a.q == b.q and a.z == b.z
 end
 
--- A cron rule's parsed expression and zone, or nil when either no longer
--- makes sense (a record written behind lapse's back, or a zone a newer
--- tzdata removed): the recurrence then ends with its current occurrence.
-local function recur_cron(r)
+-- The helpers of the recurrences' claims, in a table: the library's main
+-- function has Lua 5.1's 200 locals but one (tests/tzcheck.c adds one).
+local recurring = { WAIT_MS = 60000 }
+
+--[[
+A cron rule's parsed expression and zone; or nil, nil and why, when this
+library does not know one of them: a zone its zone table lacks (a library
+of an older tzdata, or lua/lapse.lua as written, UTC only, loaded in its
+place; a record written behind lapse's back), or an expression it does
+not read. The recurrence is not ended for it, since loading the library
+that knows them makes sense of it again: the occurrence due fires, as it
+was computed when its rule made sense, and the recurrence waits, its
+record kept with e = why and l = the due time of that occurrence, looked
+at again every minute (WAIT_MS, firing nothing) until its rule makes sense,
+and then goes on as after an outage from l (see plan_recurrences).
+]]
+function recurring.cron(r)
 	local ok, c = pcall(cron.parse, r.x, r.q)
-	local z = ok and tz.find(r.z)
+	if not ok then
+		local why = type(c) == 'table' and c.lapse or tostring(c)
+		return nil, nil, format('%s: the recurrence waits for a ' ..
+		    'library that reads it', (why:gsub('^ERR ', '')))
+	end
+	local z = tz.find(r.z)
 	if not z then
-		return nil
+		local release = tz.release()
+		return nil, nil, format('unknown time zone "%s" (%s): the ' ..
+		    'recurrence waits for a library that knows it', show(r.z),
+		    release and 'not in tzdata ' .. release or
+		    'this library has no zone table but UTC')
 	end
 	return c, z
 end
@@ -735,7 +759,7 @@ local function recur_next(r, ms, c, z)
 	local t
 	if r.k == 'cron' then
 		if not c then
-			c, z = recur_cron(r)
+			c, z = recurring.cron(r)
 			if not c then
 				return nil
 			end
@@ -761,15 +785,16 @@ end
 
 -- Firing the occurrence of r due at due at now: the next occurrence (the
 -- first after now; nil: the recurrence ends), how many occurrences
--- between the two were missed (fired by this one, coalesced), and the
--- steps of the cron engine that took (RECUR_STEPS_MAX; 1 for every).
+-- between the two were missed (fired by this one, coalesced), the steps
+-- of the cron engine that took (RECUR_STEPS_MAX; 1 for every), and why
+-- the recurrence waits when its rule makes no sense here (recurring.cron).
 local function recur_advance(r, due, now)
 	local last = r.u and r.u < now and r.u or now
 	local missed = 0
 	if r.k == 'cron' then
-		local c, z = recur_cron(r)
+		local c, z, why = recurring.cron(r)
 		if not c then
-			return nil, 0, 1
+			return nil, 0, 1, why
 		end
 		local t = recur_next(r, due, c, z)
 		while t and t <= last and missed < MISSED_MAX do
@@ -853,6 +878,9 @@ local function record_unpack(raw)
 		rec.w = nil
 	elseif rec.w ~= nil then
 		rec.w = dues_or_nil(rec.w)
+	end
+	if rec.l ~= nil then
+		rec.l = rec.r and ms_or_nil(rec.l)
 	end
 	return rec
 end
@@ -1426,62 +1454,192 @@ local function end_occurrences(e, due, jobs)
 	end
 end
 
+-- plan_recurrences of event i of b, a recurrence that fires (hms: the
+-- horizon): the steps of the cron engine it took.
+function recurring.fire(c, b, i, hms)
+	local rec = b.rec[i]
+	local id, nxt, missed, cost, why = b.id[i], recur_advance(rec.r,
+	    b.due[i], c.now)
+	b.nxt[i], b.orec[i] = nxt or false, rec
+	b.missed[i], b.wait[i] = missed, why
+	if c.sink.lease then
+		b.member[i] = id .. ' ' .. b.text[i]
+		b.rec[i] = { p = rec.p, u = rec.u, c = rec.c, a = 0, o = id,
+		    d = b.due[i], m = missed }
+		rec.w = under_way(c, id, rec.w, b.due[i])
+	else
+		rec.m = missed
+	end
+	if nxt and (hms == 0 or nxt <= c.now + hms) then
+		check_acl('SET', c.p .. 't:' .. id, '', 'PXAT', nxt)
+		b.trig[i] = true
+	end
+	return cost
+end
+
+--[[
+What becomes of event i of b, a recurrence that waits for its rule to make
+sense (its record's l, see recurring.cron), instead of its firing: nil when it
+makes sense again and its next occurrence after l is due, which event i
+then fires as (b.due[i] is that occurrence; l and e are cleared); else
+{ at = the next occurrence after l, or, while its rule still makes no
+sense, now + WAIT_MS with e = why; nil: the recurrence ended
+meanwhile (until) }, its record updated.
+]]
+function recurring.waiting(c, b, i)
+	local rec = b.rec[i]
+	local r, parsed, z, why = rec.r, nil, nil, nil
+	if r.k == 'cron' then
+		parsed, z, why = recurring.cron(r)
+		if why then
+			rec.e = why
+			return { at = c.now + recurring.WAIT_MS }
+		end
+	end
+	local t = recur_next(r, rec.l, parsed, z)
+	rec.l, rec.e = nil, nil
+	if t and t <= c.now then
+		b.due[i], b.text[i] = t, decimal(t)
+		return nil
+	end
+	return { at = t }
+end
+
+-- The parallel arrays of a batch, as new_batch, claim_check and
+-- plan_recurrences make them.
+recurring.ARRAYS = { 'id', 'due', 'text', 'rec', 'appkey', 'at', 'nxt',
+    'orec', 'trig', 'member', 'missed', 'wait' }
+
+-- Take the events i of b with drop[i] out of it, before the claim writes
+-- anything, keeping the others in order.
+function recurring.drop(b, drop)
+	local k = 0
+	for i = 1, b.n do
+		if not drop[i] then
+			k = k + 1
+			for _, name in ipairs(recurring.ARRAYS) do
+				local a = b[name]
+				if a then
+					a[k] = a[i]
+				end
+			end
+		end
+	end
+	for i = k + 1, b.n do
+		for _, name in ipairs(recurring.ARRAYS) do
+			local a = b[name]
+			if a then
+				a[i] = nil
+			end
+		end
+	end
+	b.n = k
+end
+
+-- Event i of b, a recurrence that waits and fires nothing (see
+-- recurring.waiting): out of the batch (drop[i]), put back by put_back()
+-- as later says, whatever that does checked now.
+function recurring.again(c, b, i, later, hms, drop)
+	local id = b.id[i]
+	later.id, later.rec = id, b.rec[i]
+	if later.at then
+		check_acl('ZADD', c.due, later.at, id)
+		check_acl('HSET', c.jobs, id, '')
+		if not later.rec.l and (hms == 0 or later.at <= c.now + hms) then
+			check_acl('SET', c.p .. 't:' .. id, '', 'PXAT',
+			    later.at)
+			later.trig = true
+		end
+	else
+		check_acl('ZREM', c.due, id)
+		check_acl('HDEL', c.jobs, id)
+	end
+	b.later = b.later or {}
+	b.later[#b.later + 1] = later
+	drop[i] = true
+end
+
+-- Write what recurring.again planned: each waiting recurrence back in
+-- due, at its next look or occurrence, with its record (and trigger key),
+-- or gone.
+function recurring.put_back(c, b)
+	if not b.later or b.put then
+		return
+	end
+	b.put = true
+	for _, later in ipairs(b.later) do
+		if later.at then
+			redis_call('HSET', c.jobs, later.id,
+			    record_pack(later.rec))
+			redis_call('ZADD', c.due, later.at, later.id)
+			if later.trig then
+				redis_call('SET', c.p .. 't:' .. later.id, '',
+				    'PXAT', later.at)
+			end
+		else
+			redis_call('ZREM', c.due, later.id)
+			redis_call('HDEL', c.jobs, later.id)
+		end
+	end
+end
+
 --[[
 The recurring events of b, before the claim writes anything: for each,
-the next occurrence (b.nxt[i], false when the recurrence ends), its rule's
-record (b.orec[i]) and how many occurrences this firing coalesces (rec.m,
-in the hand-off); and the trigger keys of the next occurrences, checked
-(b.trig[i]: set it). For a delivery sink, the occurrence fired becomes an
-event of its own, so that the next one never waits for a delivery: its
-member ID<space>DUE (an id holds no space) in inflight, its record the
-payload and url, o = ID and d = its due time (b.member[i], b.rec[i]),
-while ID itself goes on to its next occurrence, its record listing the
-occurrence among those under way (w, above).
+the next occurrence (b.nxt[i], false when the recurrence ends or waits),
+its rule's record (b.orec[i]), how many occurrences this firing coalesces
+(rec.m, in the hand-off) and why the recurrence waits, if it does
+(b.wait[i], see recurring.cron); and the trigger keys of the next
+occurrences, checked (b.trig[i]: set it). For a delivery sink, the
+occurrence fired becomes an event of its own, so that the next one never
+waits for a delivery: its member ID<space>DUE (an id holds no space) in
+inflight, its record the payload and url, o = ID and d = its due time
+(b.member[i], b.rec[i]), while ID itself goes on to its next occurrence,
+its record listing the occurrence among those under way (w, above). A
+recurrence that waits and whose next occurrence is not due fires nothing:
+it leaves b (see recurring.waiting and recurring.again).
 ]]
 local function plan_recurrences(c, b)
 	if b.planned then
 		return
 	end
 	b.planned = true
-	local hms, steps = nil, 0
+	local hms, steps, drop, cut = nil, 0, nil, nil
 	for i = 1, b.n do
 		local rec = b.rec[i]
 		if steps >= RECUR_STEPS_MAX and c.may_cut then
-			batch_cut(b, i - 1)
-			return
+			cut = i - 1
+			break
 		end
 		if rec.r then
 			if not b.nxt then
 				b.nxt, b.orec, b.trig, b.member = {}, {}, {}, {}
-				b.missed = {}
+				b.missed, b.wait = {}, {}
 				hms = horizon(c.p)
 			end
-			local id, nxt, missed, cost = b.id[i], recur_advance(
-			    rec.r, b.due[i], c.now)
-			steps = steps + cost
-			b.nxt[i], b.orec[i] = nxt or false, rec
-			b.missed[i] = missed
-			if c.sink.lease then
-				b.member[i] = id .. ' ' .. b.text[i]
-				b.rec[i] = { p = rec.p, u = rec.u, c = rec.c,
-				    a = 0, o = id, d = b.due[i], m = missed }
-				rec.w = under_way(c, id, rec.w, b.due[i])
+			local later = rec.l and recurring.waiting(c, b, i)
+			if later then
+				drop = drop or {}
+				recurring.again(c, b, i, later, hms, drop)
+				steps = steps + 1
 			else
-				rec.m = missed
-			end
-			if nxt and (hms == 0 or nxt <= c.now + hms) then
-				check_acl('SET', c.p .. 't:' .. id, '', 'PXAT',
-				    nxt)
-				b.trig[i] = true
+				steps = steps + recurring.fire(c, b, i, hms)
 			end
 		end
+	end
+	if cut then
+		batch_cut(b, cut)
+	end
+	if drop then
+		recurring.drop(b, drop)
 	end
 end
 
 -- After the first n events of b are removed: the recurring ones among
 -- them back in due at their next occurrence, with their rule's record
--- (attempt 0) and trigger key, or, when their recurrence has ended, gone.
--- The occurrences their firings coalesced are counted (missed).
+-- (attempt 0) and trigger key; when their rule makes no sense here,
+-- waiting (see recurring.cron) with l and e, looked at again a minute from
+-- now; or, when their recurrence has ended, gone. The occurrences
+-- their firings coalesced are counted (missed).
 local function restore_recurrences(c, b, n)
 	if not b.nxt then
 		return
@@ -1490,7 +1648,12 @@ local function restore_recurrences(c, b, n)
 	for i = 1, n do
 		local rec, nxt, id = b.orec[i], b.nxt[i], b.id[i]
 		missed = missed + (b.missed[i] or 0)
-		if rec and nxt then
+		if rec and b.wait[i] then
+			rec.a, rec.m, rec.d, rec.e = 0, nil, nil, b.wait[i]
+			rec.l = b.due[i]
+			redis_call('HSET', c.jobs, id, record_pack(rec))
+			redis_call('ZADD', c.due, c.now + recurring.WAIT_MS, id)
+		elseif rec and nxt then
 			rec.a, rec.m, rec.d, rec.e = 0, nil, nil, nil
 			redis_call('HSET', c.jobs, id, record_pack(rec))
 			redis_call('ZADD', c.due, nxt, id)
@@ -1530,11 +1693,18 @@ local function claim_check(c, b)
 end
 
 local function claim_batch(c, b)
-	if b.n == 0 then
+	if b.n == 0 and not b.later then
 		return b
 	end
 	claim_check(c, b)
-	delete_triggers(c, b)
+	if b.n > 0 then
+		delete_triggers(c, b)
+	end
+	-- Recurrences that wait fire nothing, and may leave b empty.
+	recurring.put_back(c, b)
+	if b.n == 0 then
+		return b
+	end
 	local n, err = handoff_all(c, b)
 	remove_claimed(c, b, n)
 	restore_recurrences(c, b, n)
@@ -3566,6 +3736,12 @@ tz = (function()
 			decoded[name] = z
 		end
 		return z
+	end
+
+	-- The tzdata release of the zone table ('2025b'), nil when there is
+	-- none (the library as written, UTC only).
+	function tz.release()
+		return TZDATA.version
 	end
 
 	-- The name of a zone that differs from name in case only, or nil.

@@ -12,8 +12,12 @@
 # or replacing it by another rule, ends its occurrences in flight or
 # waiting for a retry as it ends an event in flight (the calls of their
 # attempts then stale, changing nothing); scheduling the same rule again
-# leaves them alone. Outages and expired leases are made by moving scores
-# into the past by hand instead of waiting.
+# leaves them alone; a dead occurrence requeued once its recurrence is
+# gone comes back as the event, which cancel ends; a cron recurrence whose
+# zone the loaded library lacks fires its occurrence due and waits, firing
+# nothing, until a library that knows the zone is loaded. Outages and
+# expired leases are made by moving scores into the past by hand instead
+# of waiting.
 . "$TESTS_LIB"
 t_start 60
 redis_start
@@ -566,23 +570,109 @@ t_is "the next occurrence, the first second after now, with its trigger key" \
     "$(zscore K due k3):$(echo "$both" | jq '.[1]')" \
     "$(((at / 1000 + 1) * 1000)):$(((at / 1000 + 1) * 1000))"
 
-# A rule that no longer makes sense (a zone a newer tzdata dropped): the
-# occurrence due fires, and the recurrence ends there.
+# A rule whose zone this library does not know (written behind lapse's
+# back, or by a library with another zone table): the occurrence due
+# fires, and the recurrence is kept, waiting, not ended.
 rcli EVAL "redis.call('HSET', KEYS[1], 'k4', cmsgpack.pack({ p = 'p4',
     a = 0, c = 1, r = { k = 'cron', x = '* * * * *', z = 'Gone/Zone' } }))
     redis.call('ZADD', KEYS[2], 1000, 'k4')" 2 "$(kd K jobs)" "$(kd K due)" \
     >/dev/null
-rcli FCALL lapse_sweep 3 "$(kd K due)" "$(kd K jobs)" "$(kd K fired)" K \
-    sweep stream 0 100 >/dev/null
+at=$(rcli --json FCALL lapse_sweep 3 "$(kd K due)" "$(kd K jobs)" \
+    "$(kd K fired)" K sweep stream 0 100 | jq '.[2]')
 # (k3 fires every second: its next occurrence may fall due in this sweep
 # too, so k4's entry is looked for by id, not taken as the last one.)
-t_is "a rule with an unknown zone: fired once, then ended" \
+t_is "a rule with an unknown zone: fired once, then kept, a minute later" \
     "$(rcli -2 --json XRANGE "$(kd K fired)" - + |
         jq -r '[.[] | select(.[1][1] == "k4")] | length'):$(
-        zscore K due k4):$(rcli HEXISTS "$(kd K jobs)" k4)" "1::0"
-for id in k1 k2 k3; do
+        zscore K due k4):$(rcli HEXISTS "$(kd K jobs)" k4)" \
+    "1:$((at + 60000)):1"
+t_is "and lapse_get says why" "$(dget K k4 | jq -r '.[6]')" \
+    "unknown time zone \"Gone/Zone\" (not in tzdata $(rcli FCALL_RO \
+    lapse_next 0 cron '0 0 * * *' tz Mars/Base 2>&1 |
+    sed -n 's/.*not in tzdata \([^ ]*\).*/\1/p')): the recurrence waits \
+for a library that knows it"
+# With a delivery sink likewise: the occurrence due is leased, as an event
+# of its own, and the recurrence waits, listing it under way, so that a
+# cancel ends both.
+rcli EVAL "redis.call('HSET', KEYS[1], 'w1', cmsgpack.pack({ p = 'pw',
+    a = 0, c = 1, r = { k = 'cron', x = '* * * * *', z = 'Gone/Zone' } }))
+    redis.call('ZADD', KEYS[2], 1000, 'w1')" 2 "$(kd W jobs)" "$(kd W due)" \
+    >/dev/null
+out=$(dsweep W)
+t_is "a delivery sink: the occurrence leased, the recurrence waiting" \
+    "$(echo "$out" | jq -c '.[4]'):$(zscore W due w1):$(dget W w1 |
+        jq -r '.[3]')" \
+    "[\"w1\",1000,1,\"pw\",\"\",\"w1 1000\",0]:$(($(echo "$out" |
+        jq '.[2]') + 60000)):pending"
+t_is "cancel ends the waiting recurrence and its occurrence in flight" \
+    "$(rcli FCALL lapse_cancel 3 "$(kd W due)" "$(kd W jobs)" "$(kd W t:w1)" \
+        W w1):$(rcli EXISTS "$(kd W due)" "$(kd W jobs)" "$(kd W inflight)")" \
+    "1:0"
+for id in k1 k2 k3 k4; do
 	rcli FCALL lapse_cancel 3 "$(kd K due)" "$(kd K jobs)" "$(kd K t:$id)" \
 	    K "$id" >/dev/null
+done
+
+# --- a zone the library does not know: the recurrence waits -----------------
+
+# G g1 every minute and g2 every New Year in America/Ciudad_Juarez (new in
+# tzdata 2022g), each due in the past; then a library whose zone table
+# lacks the zone (an older tzdata's) is loaded. Each occurrence due fires
+# once; each recurrence waits, looked at again every minute, firing
+# nothing while its zone is unknown. Once a library that knows the zone is
+# loaded again, each goes on as after an outage: g1 fires its next
+# occurrence, coalescing those missed meanwhile, g2 waits for its next.
+zone=America/Ciudad_Juarez
+sed "/^\['America\/Ciudad_Juarez'\] = /d" "$LAPSE_LUA" >"$T_DIR/nozone.lua"
+now=$(redis_time_ms)
+m0=$((now / 60000 * 60000 - 120000))
+y0=$(lnext cron '0 0 0 1 1 *' tz "$zone" after $((now - 366 * 86400000)))
+fcall_schedule G g1 cron '0 * * * * *' p1 tz "$zone" >/dev/null
+fcall_schedule G g2 cron '0 0 0 1 1 *' p2 tz "$zone" >/dev/null
+y1=$(zscore G due g2)
+rcli ZADD "$(kd G due)" XX "$m0" g1 >/dev/null
+rcli ZADD "$(kd G due)" XX "$y0" g2 >/dev/null
+rcli -x FUNCTION LOAD REPLACE <"$T_DIR/nozone.lua" >/dev/null
+out=$(ssweep G)
+at=$(echo "$out" | jq '.[2]')
+t_is "zone unknown: the occurrences due fire, once each" \
+    "$(echo "$out" | jq -c '[.[0], .[3]]'):$(entries G | tr '\n' ' ')" \
+    "[2,[$y0,$m0]]:g2|$y0|0 g1|$m0|0 "
+waits="unknown time zone \"$zone\" (not in tzdata $(rcli FCALL_RO lapse_next \
+    0 cron '0 0 * * *' tz Mars/Base 2>&1 |
+    sed -n 's/.*not in tzdata \([^ ]*\).*/\1/p')): the recurrence waits for \
+a library that knows it"
+t_is "both kept, pending a minute later, lapse_get saying why" \
+    "$(dget G g1 | jq -r '"\(.[0])|\(.[3])|\(.[6])"')|$(dget G g2 |
+        jq -r '"\(.[0])|\(.[3])|\(.[6])"')" \
+    "$((at + 60000))|pending|$waits|$((at + 60000))|pending|$waits"
+rcli ZADD "$(kd G due)" XX $((at - 1000)) g1 $((at - 1000)) g2 >/dev/null
+out=$(rcli --json FCALL lapse_claim 4 "$(kd G due)" "$(kd G jobs)" \
+    "$(kd G t:g1)" "$(kd G fired)" G g1 timer stream 0 $((at - 1000)))
+t_is "looked at again by lapse_claim while the zone is unknown: claims \
+nothing, waits another minute" "$(echo "$out" | jq -c '[.[0], .[3]]'):$(
+    zscore G due g1)" "[0,[]]:$(($(echo "$out" | jq '.[2]') + 60000))"
+out=$(ssweep G)
+at=$(echo "$out" | jq '.[2]')
+t_is "by a sweep: fires nothing" \
+    "$(echo "$out" | jq -c '[.[0], .[3]]'):$(entries G | wc -l)" "[0,[]]:2"
+t_is "and waits another minute, saying why" \
+    "$(zscore G due g2):$(dget G g2 | jq -r '.[6]')" "$((at + 60000)):$waits"
+load_functions
+rcli ZADD "$(kd G due)" XX $((at - 1000)) g1 $((at - 1000)) g2 >/dev/null
+out=$(ssweep G)
+at=$(echo "$out" | jq '.[2]')
+t1=$((m0 + 60000))
+t_is "the zone known again: g1 fires its next occurrence, those missed \
+since coalesced" "$(echo "$out" | jq -c '[.[0], .[3]]'):$(entries G |
+    tail -1)" "[1,[$t1]]:g1|$t1|$(((at / 60000 * 60000 - t1) / 60000))"
+t_is "g1 goes on with the first minute after now, g2 with its next New \
+Year, neither saying anything" "$(zscore G due g1):$(zscore G due g2):$(
+    dget G g1 | jq -r '.[6]'):$(dget G g2 | jq -r '.[6]')" \
+    "$(((at / 60000 + 1) * 60000)):$y1::"
+for id in g1 g2; do
+	rcli FCALL lapse_cancel 3 "$(kd G due)" "$(kd G jobs)" "$(kd G t:$id)" \
+	    G "$id" >/dev/null
 done
 
 t_done
