@@ -436,6 +436,47 @@ t_is "cancel ends the event and the requeued occurrence" \
         "$(kd S t:s1)" S s1):$(rcli EXISTS "$(kd S due)" "$(kd S jobs)" \
         "$(kd S inflight)")" "1:0"
 
+# --- the list of occurrences under way is pruned once it has doubled --------
+
+# P p1 every second, each of 39 occurrences leased and none acked (a
+# receiver down): each claim adds its occurrence to w, and prunes w (two
+# ZMSCOREs of its members) only once w has doubled since its last pruning,
+# at 8, 18 and 38 entries, not at each claim (76 ZMSCOREs, O(w) each). Acked
+# meanwhile, the first 30 are pruned at 38; a cancel ends those under way.
+wlen() {
+	rcli EVAL "return #cmsgpack.unpack(redis.call('HGET', KEYS[1],
+	    ARGV[1])).w" 1 "$(kd P jobs)" "$1"
+}
+zmscores() {
+	rcli INFO commandstats |
+	    sed -n 's/^cmdstat_zmscore:calls=\([0-9]*\),.*/\1/p'
+}
+now=$(redis_time_ms)
+s0=$((now - 100000))
+fcall_schedule P p1 every 1000 pp from "$s0" >/dev/null
+rcli CONFIG RESETSTAT >/dev/null
+for i in $(seq 1 30); do
+	rcli ZADD "$(kd P due)" XX $((s0 + i * 1000)) p1 >/dev/null
+	dsweep P >/dev/null
+done
+t_is "30 occurrences leased: w lists all 30, pruned twice (4 ZMSCOREs)" \
+    "$(rcli ZCARD "$(kd P inflight)"):$(wlen p1):$(zmscores)" "30:30:4"
+for i in $(seq 1 30); do
+	ack P "p1 $((s0 + i * 1000))" $((s0 + i * 1000)) 1 >/dev/null
+done
+rcli CONFIG RESETSTAT >/dev/null
+for i in $(seq 31 39); do
+	rcli ZADD "$(kd P due)" XX $((s0 + i * 1000)) p1 >/dev/null
+	dsweep P >/dev/null
+done
+t_is "30 acked, 9 more leased: the claim at 38 entries pruned the 30, w \
+lists the 9 under way" "$(rcli ZCARD "$(kd P inflight)"):$(wlen p1):$(
+    zmscores)" "9:9:2"
+t_is "cancel ends them: nothing of p1 is left" \
+    "$(rcli FCALL lapse_cancel 3 "$(kd P due)" "$(kd P jobs)" \
+        "$(kd P t:p1)" P p1):$(rcli EXISTS "$(kd P due)" "$(kd P jobs)" \
+        "$(kd P inflight)")" "1:0"
+
 # --- the lapse command -------------------------------------------------------
 
 run() {
