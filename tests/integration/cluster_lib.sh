@@ -226,3 +226,48 @@ cluster_reactors() {
 		    "[ \$(grep -c 'listening for expired keys' $T_DIR/r$i.log) -ge 3 ]"
 	done
 }
+
+# cluster_cut_off: after cluster_fixtures, start a node with a stale view
+# of the cluster, cut off from its bus (a copy of the nodes.conf of a
+# replica not of a's primary, with an id of its own, a primary without
+# slots, its peers' bus ports closed: it knows the cluster as it was and
+# never hears of a change, as a node cut off by a partition would), and r1
+# on namespaces a, b and c with that node first in its URL and GOOD (a
+# live primary that is not a's) second. Sets OLD (a's primary), SLOT
+# (a's), GOOD and STALE (the ports), and checks that r1 found a's slot
+# on OLD by asking the cut-off node.
+cluster_cut_off() {
+	local p copy closed newid
+	on_ns a
+	OLD=$CUR_PORT
+	SLOT=$(ncli "$SEED" CLUSTER KEYSLOT "{a}")
+	for p in $C_PORTS; do
+		[ "$(ncli "$p" ROLE | head -1)" = slave ] || continue
+		[ "$(ncli "$p" ROLE | sed -n 3p)" != "$OLD" ] && copy=$p && break
+	done
+	on_ns b
+	GOOD=$CUR_PORT
+	free_port
+	closed=$FREE_PORT
+	mkdir -p "$T_DIR/stale"
+	newid=$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')
+	awk -v id="$newid" -v closed="$closed" '
+		$3 ~ /myself/ {
+			$1 = id; $3 = "myself,master"; $4 = "-"; print; next
+		}
+		$1 == "vars" { print; next }
+		{ sub(/@[0-9]+/, "@" closed, $2); print }
+	' "$T_DIR/$(port_name "$copy")/nodes.conf" >"$T_DIR/stale/nodes.conf"
+	cluster_node_start stale
+	STALE=$PORT
+	t_is "the cut-off node names a's primary $OLD for slot $SLOT" \
+	    "$(C_LIVE=$STALE slot_port "$SLOT")" "$OLD"
+	REDIS_URL="redis://127.0.0.1:$STALE,127.0.0.1:$GOOD" \
+	    lapsed_listen_start r1 "[namespace a]" "[namespace b]" \
+	    "[namespace c]"
+	wait_until 30 "r1 to listen on 3 links" \
+	    "[ \$(grep -c 'listening for expired keys' $T_DIR/r1.log) -ge 3 ]"
+	t_match "r1 found a's slot on $OLD (asking the cut-off node)" \
+	    "$(cat "$T_DIR/r1.log")" \
+	    "slot $SLOT is served by redis://127\.0\.0\.1:$OLD/0"
+}

@@ -517,6 +517,26 @@ metric_sum() {
 
 : "${HOOKRECV:=hookrecv}"
 
+# own_hosts WHO: the hosts file on stdin (naming *.lapse.test) written to
+# $T_DIR/hosts, and $T_DIR/inhosts COMMAND... to run COMMAND with it as
+# /etc/hosts, in a mount namespace of its own (unshare, as root: the
+# machine's /etc/hosts is not touched). Where that is not allowed the
+# test is skipped (exit 0), saying WHO could not be given it.
+own_hosts() {
+	cat >"$T_DIR/hosts"
+	if ! unshare --mount sh -c 'mount --bind "$0" /etc/hosts &&
+	    grep -q lapse.test /etc/hosts' "$T_DIR/hosts" 2>/dev/null; then
+		echo "1..0 # SKIP cannot give $1 its own /etc/hosts (unshare --mount)"
+		exit 0
+	fi
+	cat >"$T_DIR/inhosts" <<EOF
+#!/bin/sh
+exec unshare --mount sh -c 'mount --bind "\$0" /etc/hosts && exec "\$@"' \\
+    "$T_DIR/hosts" "\$@"
+EOF
+	chmod +x "$T_DIR/inhosts"
+}
+
 # hookrecv_start NAME [--tls CERT KEY] [--listen ADDRESS:PORT]
 # [--count-file FILE]: start a receiver that logs requests to
 # $T_DIR/hook-NAME.log (or, with --count-file, only counts them; its own

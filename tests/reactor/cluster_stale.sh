@@ -17,41 +17,7 @@ cluster_setup
 t_ok "a cluster of 3 primaries and 3 replicas"
 cluster_fixtures
 
-on_ns a
-OLD=$CUR_PORT
-SLOT=$(ncli "$SEED" CLUSTER KEYSLOT "{a}")
-# The node to copy: a replica, not of a's primary.
-for p in $C_PORTS; do
-	[ "$(ncli "$p" ROLE | head -1)" = slave ] || continue
-	[ "$(ncli "$p" ROLE | sed -n 3p)" != "$OLD" ] && COPY=$p && break
-done
-# GOOD: a live primary that is not a's.
-on_ns b
-GOOD=$CUR_PORT
-
-# The cut-off node: COPY's nodes.conf with an id of its own, a primary
-# without slots, its peers' bus ports closed.
-free_port
-closed=$FREE_PORT
-mkdir -p "$T_DIR/stale"
-newid=$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')
-awk -v id="$newid" -v closed="$closed" '
-	$3 ~ /myself/ { $1 = id; $3 = "myself,master"; $4 = "-"; print; next }
-	$1 == "vars" { print; next }
-	{ sub(/@[0-9]+/, "@" closed, $2); print }
-' "$T_DIR/$(port_name "$COPY")/nodes.conf" >"$T_DIR/stale/nodes.conf"
-cluster_node_start stale
-STALE=$PORT
-t_is "the cut-off node names a's primary $OLD for slot $SLOT" \
-    "$(C_LIVE=$STALE slot_port "$SLOT")" "$OLD"
-
-REDIS_URL="redis://127.0.0.1:$STALE,127.0.0.1:$GOOD" lapsed_listen_start r1 \
-    "[namespace a]" "[namespace b]" "[namespace c]"
-wait_until 30 "r1 to listen on 3 links" \
-    "[ \$(grep -c 'listening for expired keys' $T_DIR/r1.log) -ge 3 ]"
-t_match "r1 found a's slot on $OLD (asking the cut-off node)" \
-    "$(cat "$T_DIR/r1.log")" \
-    "slot $SLOT is served by redis://127\.0\.0\.1:$OLD/0"
+cluster_cut_off
 
 # The failover: a's primary SIGKILLed once its replica has synced (else
 # it could not be elected), the replica promoted.

@@ -18,7 +18,7 @@
 . "$TESTS_LIB"
 t_start 120
 
-cat >"$T_DIR/hosts" <<'EOF'
+own_hosts lapsed <<'EOF'
 ::1 v6first.lapse.test
 127.0.0.1 v6first.lapse.test
 127.0.0.2 stalled.lapse.test
@@ -26,18 +26,6 @@ cat >"$T_DIR/hosts" <<'EOF'
 127.0.0.3 down.lapse.test
 127.0.0.4 down.lapse.test
 EOF
-if ! unshare --mount sh -c 'mount --bind "$0" /etc/hosts &&
-    grep -q lapse.test /etc/hosts' "$T_DIR/hosts" 2>/dev/null; then
-	echo "1..0 # SKIP cannot give lapsed its own /etc/hosts (unshare --mount)"
-	exit 0
-fi
-# inhosts COMMAND...: COMMAND with the test's hosts file as /etc/hosts.
-cat >"$T_DIR/inhosts" <<EOF
-#!/bin/sh
-exec unshare --mount sh -c 'mount --bind "\$0" /etc/hosts && exec "\$@"' \\
-    "$T_DIR/hosts" "\$@"
-EOF
-chmod +x "$T_DIR/inhosts"
 WRAP="$T_DIR/inhosts ${LAPSED_WRAPPER:-}"
 
 free_port
