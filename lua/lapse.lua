@@ -156,7 +156,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 21
+local VERSION = 22
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -1632,6 +1632,12 @@ local function plan_recurrences(c, b)
 				b.nxt, b.orec, b.trig, b.member = {}, {}, {}, {}
 				b.missed, b.wait = {}, {}
 				hms = horizon(c.p)
+				-- restore_recurrences' commands, run after the
+				-- hand-off: refused there, the recurrence would
+				-- be left out of due, never to fire again.
+				check_acl('ZADD', c.due, '0', 'x')
+				check_acl('HSET', c.jobs, 'x', 'x')
+				check_acl('HDEL', c.jobs, 'x')
 			end
 			local later = rec.l and recurring.waiting(c, b, i)
 			if later then
@@ -3223,24 +3229,29 @@ local function whereabouts(c, id)
 	return nil
 end
 
--- The member a dead entry f is requeued as: its occurrence (ID<space>DUE)
--- while its event is still a recurring event (pending with its next
--- occurrence, which the event's id stands for), so that the event's
--- record lists it under way; else its id. An occurrence of a recurrence
--- that is gone (cancelled, replaced by an event that does not recur, or
--- ended by itself) comes back as the event ID itself: no record would
--- list an ID<space>DUE, and no id a user can name would reach it, so it
--- could not be cancelled. recurs caches, by id, whether id recurs.
+-- The member a dead entry f is requeued as, and the delivery it is of
+-- (its entries are one event that died again). The member is its
+-- occurrence (ID<space>DUE) while its event is still a recurring event
+-- (pending with its next occurrence, which the event's id stands for),
+-- so that the event's record lists it under way; else its id. An
+-- occurrence of a recurrence that is gone (cancelled, replaced by an
+-- event that does not recur, or ended by itself) comes back as the event
+-- ID itself: no record would list an ID<space>DUE, and no id a user can
+-- name would reach it, so it could not be cancelled. Its delivery is
+-- still the occurrence: the other occurrences of ID, each a delivery of
+-- its own, wait in dead while ID is pending or in flight, and are
+-- requeued one at a time, not merged into one. recurs caches, by id,
+-- whether id recurs.
 local function dead_member(c, f, recurs)
 	local o, id = f.occurrence, f.id
 	if not o or not id or match(o, '^([^ ]+) %d+$') ~= id then
-		return id
+		return id, id
 	end
 	if recurs[id] == nil then
 		recurs[id] = record_unpack(redis_call('HGET', c.jobs,
 		    id)).r ~= nil
 	end
-	return recurs[id] and o or id
+	return recurs[id] and o or id, o
 end
 
 -- List occurrence member of recurring event id among those under way in
@@ -3283,10 +3294,10 @@ local function requeue_event(c, member, f, sids)
 	call_list('XDEL', c.dead, sids)
 end
 
--- The dead entries of id, oldest first, by the member each is requeued
--- as (dead_member): { order = the members in the order of their oldest
--- entry, by[member] = { sids, newest } }. The stream has no index by id:
--- it is read whole, in chunks.
+-- The dead entries of id, oldest first, by the delivery each is of
+-- (dead_member): { order = the deliveries in the order of their oldest
+-- entry, by[delivery] = { member, sids, newest } }. The stream has no
+-- index by id: it is read whole, in chunks.
 local function dead_entries_of(c, id)
 	local g, from, recurs = { order = {}, by = {} }, '-', {}
 	while true do
@@ -3295,14 +3306,14 @@ local function dead_entries_of(c, id)
 		for _, e in ipairs(r) do
 			local f = entry_fields(e[2])
 			if f.id == id then
-				local m = dead_member(c, f, recurs)
-				if not g.by[m] then
-					g.by[m] = { sids = {} }
-					g.order[#g.order + 1] = m
+				local m, d = dead_member(c, f, recurs)
+				if not g.by[d] then
+					g.by[d] = { member = m, sids = {} }
+					g.order[#g.order + 1] = d
 				end
-				local sids = g.by[m].sids
+				local sids = g.by[d].sids
 				sids[#sids + 1] = e[1]
-				g.by[m].newest = f
+				g.by[d].newest = f
 			end
 		end
 		if #r < DEAD_CHUNK then
@@ -3321,8 +3332,9 @@ local function requeue_id(c, id)
 		end
 		return { 0, redis_call('XLEN', c.dead) }
 	end
-	for _, m in ipairs(g.order) do
-		local where, url = whereabouts(c, m), g.by[m].newest.url
+	for _, d in ipairs(g.order) do
+		local m = g.by[d].member
+		local where, url = whereabouts(c, m), g.by[d].newest.url
 		if where then
 			fail('cannot requeue "%s": %s', show(id), m == id and
 			    'it is ' .. where or format('its occurrence "%s" ' ..
@@ -3333,35 +3345,43 @@ local function requeue_id(c, id)
 			    show(id), bad_url(url))
 		end
 	end
-	for _, m in ipairs(g.order) do
-		requeue_event(c, m, g.by[m].newest, g.by[m].sids)
-		wake_if_first(c.p, m, c.now)
+	-- One delivery a member: the oldest (see dead_member).
+	local n, taken = 0, {}
+	for _, d in ipairs(g.order) do
+		local m = g.by[d].member
+		if not taken[m] then
+			taken[m] = true
+			requeue_event(c, m, g.by[d].newest, g.by[d].sids)
+			wake_if_first(c.p, m, c.now)
+			n = n + 1
+		end
 	end
-	return { #g.order, redis_call('XLEN', c.dead) }
+	return { n, redis_call('XLEN', c.dead) }
 end
 
--- The requeue of the oldest max dead entries: { order = the ids to
--- requeue, in the order of their oldest entry, by[id] = { sids, newest },
--- skipped = the entries left in dead }. An entry is skipped when its id
--- is pending or in flight, or when it cannot be an event (no valid id or
--- url: written behind lapse's back).
+-- The requeue of the oldest max dead entries: { order = the members to
+-- requeue, in the order of their oldest entry, by[member] = { sids,
+-- newest }, skipped = the entries left in dead }. An entry is skipped
+-- when its member is pending or in flight, when another delivery among
+-- them is requeued as its member (see dead_member), or when it cannot be
+-- an event (no valid id or url: written behind lapse's back).
 local function requeue_plan(c, max)
 	local r = redis_call('XRANGE', c.dead, '-', '+', 'COUNT', max)
 	local plan, busy = { order = {}, by = {}, skipped = 0 }, {}
 	local recurs = {}
 	for _, e in ipairs(r) do
 		local f = entry_fields(e[2])
-		local id = dead_member(c, f, recurs)
+		local id, d = dead_member(c, f, recurs)
 		local ok = not bad_id(f.id) and not (f.url and bad_url(f.url))
 		if ok and busy[id] == nil then
 			busy[id] = whereabouts(c, id) ~= nil
 		end
-		if not ok or busy[id] then
+		local g = plan.by[id]
+		if not ok or busy[id] or (g and g.delivery ~= d) then
 			plan.skipped = plan.skipped + 1
 		else
-			local g = plan.by[id]
 			if not g then
-				g = { sids = {} }
+				g = { sids = {}, delivery = d }
 				plan.by[id] = g
 				plan.order[#plan.order + 1] = id
 			end
@@ -3395,15 +3415,18 @@ requeued as that member, an event of its own, while its event goes on
 with its next occurrence, listing it among its occurrences under way (w),
 so that cancelling or replacing the event ends it. Once the recurrence is
 gone (cancelled, replaced by an event that does not recur, or ended by
-itself), its dead occurrences are requeued as the event ID itself, as the
-dead entries of any other event are: once, from the newest, refused or
-skipped while ID is pending or in flight; so cancelling ID ends it.
+itself), its dead occurrences are requeued as the event ID itself, so
+that cancelling ID ends it: one occurrence at a time, the oldest, from its
+newest entry, the others left in dead (each a delivery of its own, none
+merged into another), refused or skipped while ID is pending or in
+flight.
 
 KEYS: lapse:{NS}:due lapse:{NS}:jobs lapse:{NS}:dead
 ARGV: NS id ID | NS all MAX
   id ID    every dead entry of event ID is removed and the newest of them
            requeued (for a recurring event, the newest of each of its
-           dead occurrences); refused (nothing changed) while ID, or an
+           dead occurrences; for one that is gone, of its oldest, the
+           others left); refused (nothing changed) while ID, or an
            occurrence to requeue, is pending or in flight. The dead stream
            has no index by id: the call reads it whole, so its time grows
            with the stream's length.

@@ -477,6 +477,24 @@ t_is "cancel ends them: nothing of p1 is left" \
         "$(kd P t:p1)" P p1):$(rcli EXISTS "$(kd P due)" "$(kd P jobs)" \
         "$(kd P inflight)")" "1:0"
 
+# A sweep that fires a recurring event puts it back in due (HSET, ZADD)
+# after the hand-off: refused before its first write by a user who may
+# not, or the recurrence would be left out of due, never to fire again.
+fcall_schedule N n1 every 10000 pn >/dev/null
+rcli ZADD "$(kd N due)" XX $(($(redis_time_ms) - 1000)) n1 >/dev/null
+rcli ACL SETUSER anozadd on '>pw' '~*' '&*' '+@all' '-zadd' >/dev/null
+rcli ACL SETUSER anohset on '>pw' '~*' '&*' '+@all' '-hset' >/dev/null
+d0=$(digest)
+for how in "anozadd|ZADD lapse:{N}:due" "anohset|HSET lapse:{N}:jobs"; do
+	t_is "a sweep firing a recurrence by a user who may not \
+${how#*|}: refused" "$(as "${how%%|*}" FCALL lapse_sweep 3 "$(kd N due)" \
+	    "$(kd N jobs)" "$(kd N fired)" N sweep stream 0 100)" \
+	    "ERR no permission to ${how#*|}"
+done
+t_is "and nothing changed: n1 still due, nothing fired" "$(digest)" "$d0"
+t_is "fired by a user who may" "$(ssweep N | jq -c '.[0]'):$(rcli ZCARD \
+    "$(kd N due)"):$(rcli XLEN "$(kd N fired)")" "1:1:1"
+
 # --- the lapse command -------------------------------------------------------
 
 run() {
@@ -489,8 +507,10 @@ run() {
 # requeued (lapse requeue --all): with no recurrence left to list it, the
 # occurrence comes back as the event v1 itself, which lapse cancel ends;
 # an occurrence left as ID<space>DUE would be delivered after the cancel,
-# and no id the user can name would reach it. Requeued by id, two dead
-# occurrences of a recurrence that is gone come back once, as the event.
+# and no id the user can name would reach it. Two dead occurrences of a
+# recurrence that is gone are two deliveries: requeued one at a time, the
+# oldest first, the other left in dead meanwhile (neither merged into the
+# other nor lost).
 vdead() {
 	rcli ZADD "$(kd V due)" XX "$1" v1 >/dev/null
 	dsweep V >/dev/null
@@ -519,8 +539,22 @@ vdead $((s0 + 20000))
 lapse_cli cancel V v1 >/dev/null
 run lapse_cli requeue V v1
 t_is "requeue v1 of its two dead occurrences after the cancel: requeued \
-once, as v1, both entries removed" "$RC:$OUT:$(rcli ZRANGE "$(kd V due)" 0 \
-    -1):$(rcli XLEN "$(kd V dead)")" "0:requeued 1:v1:0"
+once, as v1, the later occurrence left in dead" "$RC:$OUT:$(rcli ZRANGE \
+    "$(kd V due)" 0 -1):$(dead V | tr '\n' ' ')" "0:requeued 1:v1:v1|1|gone "
+t_is "the one left is the later occurrence" "$(rcli XRANGE "$(kd V dead)" - + |
+    awk 'p == "occurrence" { print } { p = $0 }')" "v1 $((s0 + 20000))"
+run lapse_cli requeue V --all
+t_is "requeue --all while v1 is pending: skipped" "$RC:$OUT" "0:requeued 0
+skipped 1"
+run lapse_cli cancel V v1
+t_is "lapse cancel V v1 ends the one requeued, the other still dead" \
+    "$RC:$(rcli EXISTS "$(kd V due)" "$(kd V jobs)"):$(rcli XLEN \
+    "$(kd V dead)")" "0:0:1"
+run lapse_cli requeue V --all
+t_is "then requeue --all takes the other, as v1" \
+    "$RC:$OUT:$(rcli ZRANGE "$(kd V due)" 0 -1):$(rcli XLEN "$(kd V dead)")" \
+    "0:requeued 1
+skipped 0:v1:0"
 run lapse_cli cancel V v1
 t_is "and lapse cancel V v1 ends it" "$RC:$(rcli EXISTS "$(kd V due)" \
     "$(kd V jobs)")" "0:0"
