@@ -733,6 +733,14 @@ t_is "by a sweep: fires nothing" \
     "$(echo "$out" | jq -c '[.[0], .[3]]'):$(entries G | wc -l)" "[0,[]]:2"
 t_is "and waits another minute, saying why" \
     "$(zscore G due g2):$(dget G g2 | jq -r '.[6]')" "$((at + 60000)):$waits"
+d0=$(digest)
+release=${waits#*not in tzdata }
+t_is "while it waits, its rule again is refused, the zone unknown here" \
+    "$(fcall_schedule G g2 cron '0 0 0 1 1 *' p2 tz "$zone" 2>&1)" \
+    "ERR bad time zone \"$zone\": not in tzdata ${release%%)*}"
+t_is "--nx with another schedule leaves it, answering its next look" \
+    "$(fcall_schedule G g2 in 60000 x nx | tr '\n' ' ')" "$((at + 60000)) 0 "
+t_is "and nothing changed" "$(digest)" "$d0"
 load_functions
 rcli ZADD "$(kd G due)" XX $((at - 1000)) g1 $((at - 1000)) g2 >/dev/null
 out=$(ssweep G)
