@@ -271,3 +271,20 @@ cluster_cut_off() {
 	    "$(cat "$T_DIR/r1.log")" \
 	    "slot $SLOT is served by redis://127\.0\.0\.1:$OLD/0"
 }
+
+# cluster_fires_on PORT: after a's slot moved to the primary on PORT, an
+# event scheduled there in a (through PORT) fires exactly once within
+# 15 s, r1 logged that it followed the slot (SLOT) there, and r1 stops
+# with 0. Leaves CUR_PORT at PORT.
+cluster_fires_on() {
+	"$LAPSE" -r "redis://127.0.0.1:$1" schedule a e0 --in 200ms \
+	    >/dev/null || t_fail "lapse schedule a e0"
+	CUR_PORT=$1
+	wait_until 15 "e0 to fire" "[ \"\$(fired_count a)\" -ge 1 ]"
+	t_is "a: the event scheduled after the failover fired once (within 15 s)" \
+	    "$(check_exactly_once a 1)" "lost 0 duplicated 0 early 0 unknown 0"
+	t_match "r1 followed a's slot to $1" "$(cat "$T_DIR/r1.log")" \
+	    "slot $SLOT moved to redis://127\.0\.0\.1:$1/0"
+	lapsed_stop r1
+	t_is "r1 stops with 0" "$?" 0
+}
