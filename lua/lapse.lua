@@ -1559,9 +1559,9 @@ end
 function recurring.again(c, b, i, later, hms, drop)
 	local id = b.id[i]
 	later.id, later.rec = id, b.rec[i]
+	-- (ZADD due, HSET and HDEL jobs: checked by plan_recurrences for
+	-- every recurrence of the batch.)
 	if later.at then
-		check_acl('ZADD', c.due, later.at, id)
-		check_acl('HSET', c.jobs, id, '')
 		if not later.rec.l and (hms == 0 or later.at <= c.now + hms) then
 			check_acl('SET', c.p .. 't:' .. id, '', 'PXAT',
 			    later.at)
@@ -1569,7 +1569,6 @@ function recurring.again(c, b, i, later, hms, drop)
 		end
 	else
 		check_acl('ZREM', c.due, id)
-		check_acl('HDEL', c.jobs, id)
 	end
 	b.later = b.later or {}
 	b.later[#b.later + 1] = later

@@ -741,6 +741,17 @@ t_is "while it waits, its rule again is refused, the zone unknown here" \
 t_is "--nx with another schedule leaves it, answering its next look" \
     "$(fcall_schedule G g2 in 60000 x nx | tr '\n' ' ')" "$((at + 60000)) 0 "
 t_is "and nothing changed" "$(digest)" "$d0"
+# Looked at again by a user who may not put it back: refused before the
+# first write.
+rcli ZADD "$(kd G due)" XX $((at - 1000)) g1 >/dev/null
+d0=$(digest)
+p0=$(rcli ZRANGE "$(kd G due)" 0 -1 WITHSCORES | tr '\n' ' ')
+t_is "a waiting recurrence looked at again by a user who may not ZADD: \
+refused" "$(as anozadd FCALL lapse_sweep 3 "$(kd G due)" "$(kd G jobs)" \
+    "$(kd G fired)" G sweep stream 0 100)" "ERR no permission to ZADD lapse:{G}:due"
+t_is "and nothing changed, the same events pending" \
+    "$(digest):$(rcli ZRANGE "$(kd G due)" 0 -1 WITHSCORES | tr '\n' ' ')" \
+    "$d0:$p0"
 load_functions
 rcli ZADD "$(kd G due)" XX $((at - 1000)) g1 $((at - 1000)) g2 >/dev/null
 out=$(ssweep G)
