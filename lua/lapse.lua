@@ -156,7 +156,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 22
+local VERSION = 23
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -1577,13 +1577,18 @@ end
 
 -- Write what recurring.again planned: each waiting recurrence back in
 -- due, at its next look or occurrence, with its record (and trigger key),
--- or gone.
+-- or gone. Those that still wait (l kept) are counted in
+-- recurrence_waits, once a look.
 function recurring.put_back(c, b)
 	if not b.later or b.put then
 		return
 	end
 	b.put = true
+	local waits = 0
 	for _, later in ipairs(b.later) do
+		if later.rec.l then
+			waits = waits + 1
+		end
 		if later.at then
 			redis_call('HSET', c.jobs, later.id,
 			    record_pack(later.rec))
@@ -1597,6 +1602,7 @@ function recurring.put_back(c, b)
 			redis_call('HDEL', c.jobs, later.id)
 		end
 	end
+	count(c.p, 'recurrence_waits', waits)
 end
 
 --[[
@@ -1661,16 +1667,18 @@ end
 -- (attempt 0) and trigger key; when their rule makes no sense here,
 -- waiting (see recurring.cron) with l and e, looked at again a minute from
 -- now; or, when their recurrence has ended, gone. The occurrences
--- their firings coalesced are counted (missed).
+-- their firings coalesced are counted (missed), and so are those that
+-- start waiting (recurrence_waits).
 local function restore_recurrences(c, b, n)
 	if not b.nxt then
 		return
 	end
-	local missed = 0
+	local missed, waits = 0, 0
 	for i = 1, n do
 		local rec, nxt, id = b.orec[i], b.nxt[i], b.id[i]
 		missed = missed + (b.missed[i] or 0)
 		if rec and b.wait[i] then
+			waits = waits + 1
 			rec.a, rec.m, rec.d, rec.e = 0, nil, nil, b.wait[i]
 			rec.l = b.due[i]
 			redis_call('HSET', c.jobs, id, record_pack(rec))
@@ -1688,6 +1696,7 @@ local function restore_recurrences(c, b, n)
 		end
 	end
 	count(c.p, 'missed', missed)
+	count(c.p, 'recurrence_waits', waits)
 end
 
 -- Step 1 of claim_batch: what its writes need, read and checked. A
@@ -3572,12 +3581,15 @@ ARGV: NS
 Reply: { 'pending', n, 'overdue', n, 'next_due', ms or -1, 'now', ms,
 'fired', n, 'ready', n, 'fired_expired', n, 'fired_timer', n,
 'fired_sweep', n, 'inflight', n, 'dead', n, 'acked', n, 'retried', n,
-'dead_total', n, 'lease_expired', n, 'released', n, 'missed', n } (fired:
-entries in the stream; ready: elements in the list; inflight: events
-leased to a reactor; dead: entries in the dead stream; fired_PATH: events
-fired through each path, acked ... released: what the delivery functions
-did, dead_total: events moved to dead, missed: occurrences of recurring
-events that firings coalesced, since lapse:{NS}:counts was created).
+'dead_total', n, 'lease_expired', n, 'released', n, 'missed', n,
+'recurrence_waits', n } (fired: entries in the stream; ready: elements in
+the list; inflight: events leased to a reactor; dead: entries in the dead
+stream; fired_PATH: events fired through each path, acked ... released:
+what the delivery functions did, dead_total: events moved to dead,
+missed: occurrences of recurring events that firings coalesced,
+recurrence_waits: the looks at recurrences whose rule the library could
+not read (an unknown zone) and that went on waiting, about one a minute
+for each, since lapse:{NS}:counts was created).
 inflight, dead and counts are read by name, like the horizon, in the
 same slot.
 ]]
@@ -3593,7 +3605,7 @@ local function stats(keys, args)
 	local dead = read_typed('stream', 'XLEN', p .. 'dead')
 	local counts = read_typed('hash', 'HMGET', p .. 'counts', 'expired',
 	    'timer', 'sweep', 'acked', 'retried', 'dead', 'lease_expired',
-	    'released', 'missed')
+	    'released', 'missed', 'recurrence_waits')
 	local now = now_ms()
 	return { 'pending', pending,
 	    'overdue', redis.call('ZCOUNT', keys[1], '-inf', now),
@@ -3608,7 +3620,8 @@ local function stats(keys, args)
 	    'dead_total', count_of(counts[6]),
 	    'lease_expired', count_of(counts[7]),
 	    'released', count_of(counts[8]),
-	    'missed', count_of(counts[9]) }
+	    'missed', count_of(counts[9]),
+	    'recurrence_waits', count_of(counts[10]) }
 end
 
 --[[

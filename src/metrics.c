@@ -461,16 +461,20 @@ render_watch(struct promtext *p, const struct reactor_stats *st)
 	}
 }
 
-/* A gauge of what Redis holds, for each namespace whose call came back. */
+/*
+ * A figure of what Redis holds (at off in struct namespace_redis), for each
+ * namespace whose call came back.
+ */
 static void
-render_redis_gauge(struct promtext *p, const struct reactor_stats *st,
-    const struct scrape *s, const char *name, const char *help, size_t off)
+render_redis_family(struct promtext *p, const struct reactor_stats *st,
+    const struct scrape *s, const char *name, enum promtext_type type,
+    const char *help, size_t off)
 {
 	struct promtext_label l = { "ns", NULL };
 	const long long *v;
 	size_t i;
 
-	promtext_family(p, name, PROMTEXT_GAUGE, help);
+	promtext_family(p, name, type, help);
 	for (i = 0; s != NULL && i < st->nns; i++) {
 		if (s->calls[i].state != CALL_OK)
 			continue;
@@ -478,6 +482,13 @@ render_redis_gauge(struct promtext *p, const struct reactor_stats *st,
 		l.value = st->ns[i].name;
 		promtext_int(p, &l, 1, *v);
 	}
+}
+
+static void
+render_redis_gauge(struct promtext *p, const struct reactor_stats *st,
+    const struct scrape *s, const char *name, const char *help, size_t off)
+{
+	render_redis_family(p, st, s, name, PROMTEXT_GAUGE, help, off);
 }
 
 static void
@@ -502,16 +513,18 @@ render_redis(struct promtext *p, const struct reactor_stats *st,
 	render_redis_gauge(p, st, s, "lapse_dead",
 	    "Entries of the namespace's dead stream, read at this scrape.",
 	    offsetof(struct namespace_redis, dead));
-	promtext_family(p, "lapse_missed_total", PROMTEXT_COUNTER,
+	render_redis_family(p, st, s, "lapse_missed_total", PROMTEXT_COUNTER,
 	    "Occurrences of recurring events that no reactor fired on time and "
 	    "a later firing coalesced (its missed field), counted by Redis "
-	    "(lapse:{NS}:counts) for every reactor, read at this scrape.");
-	for (i = 0; s != NULL && i < st->nns; i++) {
-		if (s->calls[i].state != CALL_OK)
-			continue;
-		l.value = st->ns[i].name;
-		promtext_int(p, &l, 1, s->calls[i].redis.missed);
-	}
+	    "(lapse:{NS}:counts) for every reactor, read at this scrape.",
+	    offsetof(struct namespace_redis, missed));
+	render_redis_family(p, st, s, "lapse_recurrence_waits_total",
+	    PROMTEXT_COUNTER,
+	    "Looks at recurring events whose rule the library in Redis cannot "
+	    "read (a time zone its tzdata lacks) and that go on waiting for "
+	    "one that can, about one a minute each, counted by Redis "
+	    "(lapse:{NS}:counts) for every reactor, read at this scrape.",
+	    offsetof(struct namespace_redis, recurrence_waits));
 	promtext_family(p, "lapse_next_due_timestamp_seconds", PROMTEXT_GAUGE,
 	    "Due time of the earliest pending event, on the Redis clock, in "
 	    "seconds since the epoch (absent when none is pending).");

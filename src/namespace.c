@@ -954,6 +954,7 @@ ns_query_parse(const redisReply *reply, struct namespace_redis *st)
 		{ "dead", &st->dead, 0 },
 		{ "next_due", &st->next_due, -1 },
 		{ "missed", &st->missed, 0 },
+		{ "recurrence_waits", &st->recurrence_waits, 0 },
 	};
 	const size_t nwant = sizeof want / sizeof want[0];
 	unsigned int found = 0;

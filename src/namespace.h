@@ -73,6 +73,7 @@ struct namespace_redis {
 	long long dead; /* entries of the dead stream */
 	long long next_due; /* ms on the Redis clock; -1: none pending */
 	long long missed; /* occurrences coalesced, in lapse:{NS}:counts */
+	long long recurrence_waits; /* looks at waiting recurrences, too */
 };
 
 /* The answer to namespace_query(): st, or NULL when there was none. */

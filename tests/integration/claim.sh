@@ -302,7 +302,7 @@ t_match "lapse_stats answers them" \
     "$(rcli FCALL_RO lapse_stats 3 "$(k_due cnt)" "$(k_fired cnt)" \
         "$(k_ready cnt)" cnt | paste -sd' ')" \
     ' fired 5 ready 0 fired_expired 1 fired_timer 2 fired_sweep 2 inflight 0 '\
-'dead 0 acked 0 retried 0 dead_total 0 lease_expired 0 released 0 missed 0$'
+'dead 0 acked 0 retried 0 dead_total 0 lease_expired 0 released 0 missed 0 recurrence_waits 0$'
 # A counts key of another type: a statistic never fails a claim.
 rcli DEL 'lapse:{cnt}:counts' >/dev/null
 rcli SET 'lapse:{cnt}:counts' x >/dev/null

@@ -97,7 +97,7 @@ t_is "list of odd ids: one line each" "$(echo "$OUT" | wc -l)" 8
 rcli DEL "$od" >/dev/null
 run lapse_cli stats orders
 t_match "stats prints the counters" "$(echo "$OUT" | paste -sd' ')" \
-    '^pending 4 overdue 0 next_due [0-9T:.-]+Z fired 0 ready 0 fired_expired 0 fired_timer 0 fired_sweep 0 inflight 0 dead 0 acked 0 retried 0 dead_total 0 lease_expired 0 released 0 missed 0$'
+    '^pending 4 overdue 0 next_due [0-9T:.-]+Z fired 0 ready 0 fired_expired 0 fired_timer 0 fired_sweep 0 inflight 0 dead 0 acked 0 retried 0 dead_total 0 lease_expired 0 released 0 missed 0 recurrence_waits 0$'
 
 # cancel
 run lapse_cli cancel orders close:123

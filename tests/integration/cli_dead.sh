@@ -79,7 +79,7 @@ t_is "get of an acked event: exit 1" "$RC:$ERR" \
 run lapse_cli stats hooks
 t_is "stats prints the delivery counters" \
     "$RC:$(echo "$OUT" | sed -n '/^fired_sweep/,$p' | paste -sd' ')" \
-    "0:fired_sweep 2 inflight 0 dead 0 acked 1 retried 1 dead_total 0 lease_expired 0 released 0 missed 0"
+    "0:fired_sweep 2 inflight 0 dead 0 acked 1 retried 1 dead_total 0 lease_expired 0 released 0 missed 0 recurrence_waits 0"
 
 # --- dead ---------------------------------------------------------------------
 

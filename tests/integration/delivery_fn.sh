@@ -402,7 +402,7 @@ retry G g1 1000 1 0 3 0 oops dead >/dev/null
 t_is "lapse_stats counts inflight, dead and what delivery did" \
     "$(rcli FCALL_RO lapse_stats 3 "$(kd G due)" "$(kd G fired)" \
         "$(kd G ready)" G | paste -sd' ' | sed 's/ now [0-9]*//')" \
-    "pending 1 overdue 0 next_due $(zscore G due g2) fired 0 ready 0 fired_expired 0 fired_timer 0 fired_sweep 1 inflight 0 dead 1 acked 0 retried 0 dead_total 1 lease_expired 0 released 0 missed 0"
+    "pending 1 overdue 0 next_due $(zscore G due g2) fired 0 ready 0 fired_expired 0 fired_timer 0 fired_sweep 1 inflight 0 dead 1 acked 0 retried 0 dead_total 1 lease_expired 0 released 0 missed 0 recurrence_waits 0"
 
 fcall_schedule C c1 at 1000 p1 >/dev/null
 dsweep C 10 >/dev/null

@@ -81,7 +81,7 @@ t_is "lapse_list returns ids and dues, earliest first" \
 stats=$(rcli FCALL_RO lapse_stats 3 'lapse:{orders}:due' \
     'lapse:{orders}:fired' 'lapse:{orders}:ready' orders | paste -sd' ')
 t_match "lapse_stats counts pending, overdue and the next due" "$stats" \
-    "^pending 3 overdue 1 next_due 1000 now [0-9]+ fired 0 ready 0 fired_expired 0 fired_timer 0 fired_sweep 0 inflight 0 dead 0 acked 0 retried 0 dead_total 0 lease_expired 0 released 0 missed 0$"
+    "^pending 3 overdue 1 next_due 1000 now [0-9]+ fired 0 ready 0 fired_expired 0 fired_timer 0 fired_sweep 0 inflight 0 dead 0 acked 0 retried 0 dead_total 0 lease_expired 0 released 0 missed 0 recurrence_waits 0$"
 
 # cancel removes the member, the record and the trigger key; no expired
 # notification follows (DEL publishes del, not expired).

@@ -679,6 +679,8 @@ t_is "a delivery sink: the occurrence leased, the recurrence waiting" \
         jq -r '.[3]')" \
     "[\"w1\",1000,1,\"pw\",\"\",\"w1 1000\",0]:$(($(echo "$out" |
         jq '.[2]') + 60000)):pending"
+t_is "and counted in recurrence_waits" \
+    "$(rcli HGET "$(kd W counts)" recurrence_waits)" 1
 t_is "cancel ends the waiting recurrence and its occurrence in flight" \
     "$(rcli FCALL lapse_cancel 3 "$(kd W due)" "$(kd W jobs)" "$(kd W t:w1)" \
         W w1):$(rcli EXISTS "$(kd W due)" "$(kd W jobs)" "$(kd W inflight)")" \
@@ -721,18 +723,26 @@ t_is "both kept, pending a minute later, lapse_get saying why" \
     "$(dget G g1 | jq -r '"\(.[0])|\(.[3])|\(.[6])"')|$(dget G g2 |
         jq -r '"\(.[0])|\(.[3])|\(.[6])"')" \
     "$((at + 60000))|pending|$waits|$((at + 60000))|pending|$waits"
+waitcount() {
+	rcli HGET "$(kd G counts)" recurrence_waits
+}
+t_is "each counted once in recurrence_waits" "$(waitcount)" 2
 rcli ZADD "$(kd G due)" XX $((at - 1000)) g1 $((at - 1000)) g2 >/dev/null
 out=$(rcli --json FCALL lapse_claim 4 "$(kd G due)" "$(kd G jobs)" \
     "$(kd G t:g1)" "$(kd G fired)" G g1 timer stream 0 $((at - 1000)))
 t_is "looked at again by lapse_claim while the zone is unknown: claims \
 nothing, waits another minute" "$(echo "$out" | jq -c '[.[0], .[3]]'):$(
     zscore G due g1)" "[0,[]]:$(($(echo "$out" | jq '.[2]') + 60000))"
+t_is "that look counted" "$(waitcount)" 3
 out=$(ssweep G)
 at=$(echo "$out" | jq '.[2]')
 t_is "by a sweep: fires nothing" \
     "$(echo "$out" | jq -c '[.[0], .[3]]'):$(entries G | wc -l)" "[0,[]]:2"
 t_is "and waits another minute, saying why" \
     "$(zscore G due g2):$(dget G g2 | jq -r '.[6]')" "$((at + 60000)):$waits"
+t_is "g2's look counted, as lapse_stats answers it" \
+    "$(rcli FCALL_RO lapse_stats 3 "$(kd G due)" "$(kd G fired)" \
+        "$(kd G ready)" G | sed -n '/^recurrence_waits$/{n;p}')" 4
 d0=$(digest)
 release=${waits#*not in tzdata }
 t_is "while it waits, its rule again is refused, the zone unknown here" \
@@ -764,6 +774,7 @@ t_is "g1 goes on with the first minute after now, g2 with its next New \
 Year, neither saying anything" "$(zscore G due g1):$(zscore G due g2):$(
     dget G g1 | jq -r '.[6]'):$(dget G g2 | jq -r '.[6]')" \
     "$(((at / 60000 + 1) * 60000)):$y1::"
+t_is "and no wait counted: they no longer wait" "$(waitcount)" 4
 for id in g1 g2; do
 	rcli FCALL lapse_cancel 3 "$(kd G due)" "$(kd G jobs)" "$(kd G t:$id)" \
 	    G "$id" >/dev/null

@@ -9,7 +9,8 @@
 # once it is back; a scrape made while Redis hangs is answered within
 # command-timeout without Redis's gauges; the library missing is a 503 of
 # its own; lapse_missed_total counts the occurrences of recurring events
-# that firings coalesced, as Redis does; 404 and 405 (with Allow; CONNECT
+# that firings coalesced, as Redis does, and lapse_recurrence_waits_total
+# the looks at recurrences waiting for a zone; 404 and 405 (with Allow; CONNECT
 # too, with its length), HEAD, an oversized request refused;
 # an address in use stops a second lapsed at start, exit 1.
 . "${TESTS_LIB:?is not set: run this test through make check}" || exit 1
@@ -140,6 +141,21 @@ t_is "no event id, no password anywhere" \
     "$(grep -c -e 'id<' -e 'later1' -e 's3cretpw' "$P")" 0
 out=$(promtool check metrics <"$P" 2>&1)
 t_is "promtool check metrics: no problem" "$?:$out" "0:"
+# The alerting rules of the README: promtool reads them, and every
+# family they name is in the scrape.
+awk '/^groups:/ { f = 1 } f && /^```/ { exit } f' \
+    "$LAPSE_TESTS_DATA/../../README.md" >"$T_DIR/rules.yml"
+out=$(promtool check rules "$T_DIR/rules.yml" 2>&1)
+t_is "the README's alerting rules: promtool check rules passes" \
+    "$?:$(echo "$out" | grep -c SUCCESS)" 0:1
+names=$(grep -o 'lapse_[a-z_]*' "$T_DIR/rules.yml" | sort -u)
+missing=
+for name in $names; do
+	grep -q "^# TYPE $name \|^# TYPE ${name%_bucket} " "$P" ||
+	    missing="$missing $name"
+done
+t_is "and every family they name is in the scrape" \
+    "${names:+named}:${missing:-none}" "named:none"
 t_is "every family has HELP and TYPE" \
     "$(grep -c '^# HELP ' "$P"):$(grep -c '^# TYPE ' "$P")" \
     "$(grep '^lapse' "$P" | sed 's/[{ ].*//; s/_bucket$//; s/_sum$//;
@@ -160,6 +176,23 @@ t_is "lapse_missed_total of $ODD: the 4 occurrences Redis counted" \
         HGET "lapse:{$ODD}:counts" missed)" "4:4"
 t_is "lapse_missed_total of t: 0" \
     "$(metric "$T_DIR/m1b.prom" 'lapse_missed_total{ns="t"}')" 0
+
+# A recurrence of $ODD whose zone the library does not know (its record
+# written behind lapse's back): its occurrence due fires and it waits,
+# counted by Redis, exported as lapse_recurrence_waits_total.
+rcli EVAL "redis.call('HSET', KEYS[1], 'gone', cmsgpack.pack({ p = 'pg',
+    a = 0, c = 1, r = { k = 'cron', x = '* * * * *', z = 'Gone/Zone' } }))
+    redis.call('ZADD', KEYS[2], 1000, 'gone')" 2 "lapse:{$ODD}:jobs" \
+    "lapse:{$ODD}:due" >/dev/null
+wait_until 20 "the recurrence to wait" \
+    '[ "$(rcli HGET "lapse:{$ODD}:counts" recurrence_waits)" = 1 ]'
+scrape m1c
+t_is "lapse_recurrence_waits_total of $ODD: the look Redis counted" \
+    "$(metric "$T_DIR/m1c.prom" \
+        "lapse_recurrence_waits_total{ns=\"$ODD\"}")" 1
+t_is "lapse_recurrence_waits_total of t: 0" \
+    "$(metric "$T_DIR/m1c.prom" 'lapse_recurrence_waits_total{ns="t"}')" 0
+lapse_cli cancel "$ODD" gone >/dev/null
 
 # --- HTTP ----------------------------------------------------------------------
 
