@@ -855,27 +855,51 @@ attempt_end(struct attempt *a, const char *error, const char *logged, int dead,
 }
 
 /*
+ * The length of the path separator at s, or 0: a '/', or a
+ * percent-encoded '/' or '\\', which some servers decode into one before
+ * they resolve dot segments (nginx does, IIS takes '\\' for '/').
+ */
+static size_t
+path_separator(const char *s, const char *end)
+{
+	if (*s == '/')
+		return (1);
+	if (end - s >= 3 &&
+	    (strncasecmp(s, "%2f", 3) == 0 || strncasecmp(s, "%5c", 3) == 0))
+		return (3);
+	return (0);
+}
+
+/*
  * Whether the path of url (up to its query) holds a "." or ".." segment,
  * or a percent-encoded dot, which a server would resolve: with them,
- * "https://x/cb/../admin" would pass the prefix "https://x/cb/".
+ * "https://x/cb/../admin" would pass the prefix "https://x/cb/". A
+ * segment ends at any separator path_separator() knows, and its name at
+ * a ';' (Tomcat resolves "/cb/..;x/admin" to "/admin").
  */
 static int
 has_dot_segment(const char *url)
 {
 	const char *s = strstr(url, "://"), *end;
-	size_t len;
+	size_t sep, len;
 
 	s = s != NULL ? s + 3 : url;
 	end = s + strcspn(s, "?#");
-	for (; s < end; s++) {
+	while (s < end) {
 		if (*s == '%' && end - s >= 3 && s[1] == '2' &&
 		    (s[2] == 'e' || s[2] == 'E'))
 			return (1);
-		if (*s != '/')
+		if ((sep = path_separator(s, end)) == 0) {
+			s++;
 			continue;
-		len = strcspn(s + 1, "/?#");
-		if ((len == 1 && s[1] == '.') ||
-		    (len == 2 && s[1] == '.' && s[2] == '.'))
+		}
+		s += sep;
+		for (len = 0; s + len < end && s[len] != ';'; len++) {
+			if (path_separator(s + len, end) != 0)
+				break;
+		}
+		if ((len == 1 && s[0] == '.') ||
+		    (len == 2 && s[0] == '.' && s[1] == '.'))
 			return (1);
 	}
 	return (0);

@@ -184,6 +184,20 @@ t_is "dot segments cannot climb out of an allow-url prefix" \
     "$(dead ok | grep -E '^(dots|pct)'):$(nreqs /x):$(nreqs /ok/x)" \
     "$(printf '%s\n' 'dots|1|its url is not under an allow-url prefix' \
         'pct|1|its url is not under an allow-url prefix'):0:0"
+# A server may decode %2f or %5c into a separator before it resolves "..",
+# and Tomcat drops ";params" from a segment: each of these climbs to /ok/x
+# there. They were posted (the receiver got all 4).
+lapse_cli schedule ok slash --in 100ms --url "$BASE/ok/cb/..%2fx" >/dev/null
+lapse_cli schedule ok slash2 --in 100ms --url "$BASE/ok/cb/.%2F..%2Fx" \
+    >/dev/null
+lapse_cli schedule ok bslash --in 100ms --url "$BASE/ok/cb/..%5Cx" >/dev/null
+lapse_cli schedule ok semi --in 100ms --url "$BASE/ok/cb/..;a=1/x" >/dev/null
+wait_until 10 "the refused URLs" '[ "$(rcli XLEN "lapse:{ok}:dead")" = 8 ]'
+t_is "nor can encoded separators or a segment's ;params" \
+    "$(dead ok | grep -E '^(slash|slash2|bslash|semi)\|' |
+        cut -d'|' -f3 | sort | uniq -c | sed 's/^ *//'):$(
+        hook_requests r '(.path | contains(".."))' | wc -l)" \
+    "4 its url is not under an allow-url prefix:0"
 t_is "a URL that can never work goes to the dead stream at once" \
     "$(dead ok | grep '^creds')" \
     "creds|1|its url is not valid: URL must not contain user info (send credentials in a header)"
