@@ -826,6 +826,14 @@ conn_new(struct webhook_client *client, const struct webhook_url *url,
 	conn->bev = evhttp_connection_get_bufferevent(conn->evcon);
 	conn->ssl = ssl;
 	evhttp_connection_set_retries(conn->evcon, 0);
+	/*
+	 * A server may answer before it has read the whole request (413,
+	 * say) and close: the write then fails, and without this flag
+	 * evhttp would report a reset rather than read the answer, which
+	 * is in the socket's buffer.
+	 */
+	evhttp_connection_set_flags(
+	    conn->evcon, EVHTTP_CON_READ_ON_WRITE_ERROR);
 	evhttp_connection_set_max_headers_size(
 	    conn->evcon, WEBHOOK_HEADERS_MAX);
 	/*

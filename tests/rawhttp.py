@@ -20,6 +20,10 @@ request at its arrival: path, key (Idempotency-Key) and attempt
                         until the client leaves
     /longline/CODE/...  CODE, chunked, then a chunk-size line of up to
                         64 MiB of '0's that never ends
+    /answerfirst/CODE/...
+                        CODE with an empty body as soon as the headers
+                        are in, the body unread, then the connection
+                        closed (the client's write then fails)
 
 Connections are kept alive (HTTP/1.1), one thread each; SIGTERM ends it.
 """
@@ -63,6 +67,8 @@ def read_request(f):
     n = int(headers.get("content-length", "0"))
     if n < 0 or n > BODY_MAX:
         raise ValueError("bad Content-Length")
+    if parts[1].startswith("/answerfirst/"):
+        return parts[1], headers  # its body left unread
     if len(f.read(n)) != n:
         return None
     return parts[1], headers
@@ -128,6 +134,11 @@ def serve(conn, log, lock):
             with lock:
                 log.write(line + "\n")
                 log.flush()
+            if path.startswith("/answerfirst/"):
+                code = code_of(path.strip("/").split("/"), 200, 599)
+                conn.sendall(b"HTTP/1.1 %d X\r\nContent-Length: 0\r\n\r\n"
+                             % (code or 404))
+                return
             if not answer(conn, path):
                 return
     except (OSError, ValueError, ssl.SSLError):
