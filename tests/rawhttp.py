@@ -20,6 +20,9 @@ request at its arrival: path, key (Idempotency-Key) and attempt
                         until the client leaves
     /longline/CODE/...  CODE, chunked, then a chunk-size line of up to
                         64 MiB of '0's that never ends
+    /closedelim/CODE/...
+                        CODE with "Connection: close" and a body that
+                        the close ends (no close_notify over TLS)
     /answerfirst/CODE/...
                         CODE with an empty body as soon as the headers
                         are in, the body unread, then the connection
@@ -107,6 +110,10 @@ def answer(conn, path):
         conn.sendall(b"HTTP/1.1 %d X\r\nContent-Length: 0\r\n\r\n"
                      % code_of(words, 200, 599))
         return True
+    if words[0] == "closedelim" and code_of(words, 200, 599):
+        conn.sendall(b"HTTP/1.1 %d X\r\nConnection: close\r\n\r\nbye"
+                     % code_of(words, 200, 599))
+        return False
     if words[0] in ("hugechunk", "longline") and code_of(words, 200, 599):
         head = (b"HTTP/1.1 %d X\r\nTransfer-Encoding: chunked\r\n\r\n"
                 % code_of(words, 200, 599))
