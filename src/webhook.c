@@ -15,8 +15,8 @@
  *   (reap, idle, deadline, cancel, free), never from inside an evhttp
  *   callback, where evhttp goes on using it after the callback returns.
  * - A connection carries one request at a time and is reused only after
- *   a complete, delimited, keep-alive response and while evhttp has not
- *   closed it (its close callback marks it dead). evhttp 2.1 would
+ *   a complete, delimited, keep-alive response with nothing read past
+ *   its end, and while evhttp has not closed it (its close callback marks it dead). evhttp 2.1 would
  *   reconnect a closed connection on the same bufferevent, which for TLS
  *   reuses an SSL object that has been shut down: a dead connection is
  *   never given another request, only freed.
@@ -958,6 +958,18 @@ response_reusable(struct evhttp_request *req)
 	return (evhttp_find_header(h, "Content-Length") != NULL);
 }
 
+/*
+ * Whether conn has nothing left to read after a complete response. Bytes
+ * past its end (a body longer than its Content-Length said, a second
+ * answer) would be read as the next request's answer, and each request
+ * after it would get the one before's.
+ */
+static int
+conn_drained(struct webhook_conn *conn)
+{
+	return (evbuffer_get_length(bufferevent_get_input(conn->bev)) == 0);
+}
+
 /* --- calls ------------------------------------------------------------ */
 
 /* "timed out after 10s". Caller frees. */
@@ -1211,7 +1223,8 @@ request_cb(struct evhttp_request *req, void *arg)
 	} else if (status != 0) {
 		if (!call->headers_seen)
 			header_cb(req, call);
-		reusable = !call->error_seen && response_reusable(req);
+		reusable = !call->error_seen && response_reusable(req) &&
+		    conn_drained(call->conn);
 	} else if (call->headers_seen &&
 	    call->http_error == EVREQ_HTTP_DATA_TOO_LONG) {
 		/* Chunks announcing too much: the answer is its status. */

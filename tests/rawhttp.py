@@ -20,6 +20,8 @@ request at its arrival: path, key (Idempotency-Key) and attempt
                         until the client leaves
     /longline/CODE/...  CODE, chunked, then a chunk-size line of up to
                         64 MiB of '0's that never ends
+    /extra/CODE/...     CODE with an empty body, and in the same write a
+                        200 that no request asked for
     /closedelim/CODE/...
                         CODE with "Connection: close" and a body that
                         the close ends (no close_notify over TLS)
@@ -109,6 +111,11 @@ def answer(conn, path):
     if words[0] == "status" and code_of(words, 200, 599):
         conn.sendall(b"HTTP/1.1 %d X\r\nContent-Length: 0\r\n\r\n"
                      % code_of(words, 200, 599))
+        return True
+    if words[0] == "extra" and code_of(words, 200, 599):
+        extra = ok.replace(b"OK", b"Extra")
+        conn.sendall(b"HTTP/1.1 %d X\r\nContent-Length: 0\r\n\r\n%s"
+                     % (code_of(words, 200, 599), extra))
         return True
     if words[0] == "closedelim" and code_of(words, 200, 599):
         conn.sendall(b"HTTP/1.1 %d X\r\nConnection: close\r\n\r\nbye"
