@@ -921,6 +921,13 @@ url_allowed(const struct conf_delivery *dc, const char *url)
 	return (0);
 }
 
+/* Whether status is a redirect: 304 Not Modified is 3xx, but is none. */
+static int
+is_redirect(int status)
+{
+	return (status >= 300 && status <= 399 && status != 304);
+}
+
 static void
 http_cb(const struct webhook_result *r, void *arg)
 {
@@ -940,7 +947,7 @@ http_cb(const struct webhook_result *r, void *arg)
 		log_debug("namespace %s: HTTP %d, body: %.*s", a->d->ns->name,
 		    r->status, (int)(r->bodylen > 512 ? 512 : r->bodylen),
 		    r->body);
-	if (r->status >= 300 && r->status <= 399)
+	if (is_redirect(r->status))
 		xasprintf(
 		    &error, "HTTP %d (redirects are not followed)", r->status);
 	else

@@ -25,7 +25,9 @@
 #     for: the next event gets its own answer (500). lapsed kept the
 #     connection and took the extra 200 for the next request's: that
 #     event was acked, and each one after got the answer of the one
-#     before.
+#     before;
+#   - 304 Not Modified: a failure, but no redirect (lapsed said "HTTP 304
+#     (redirects are not followed)").
 . "$TESTS_LIB"
 t_start 120
 redis_start
@@ -121,9 +123,13 @@ for n in p s; do
 	    "$(dead "$n" | grep -E '^(extra|next)\|')" "extra|1|HTTP 500
 next|1|HTTP 500"
 done
-t_is "every request logged: 11 per receiver" \
+sched p not304 "status/304/p"
+wait_until 10 "p: not304 answered" '[ "$(left p)" = 00 ]'
+t_is "a 304 is a failure, not called a redirect" \
+    "$(dead p | grep '^not304')" "not304|1|HTTP 304"
+t_is "every request logged: 12 and 11" \
     "$(jq -s length "$T_DIR/hook-r.log")|$(jq -s length "$T_DIR/hook-s.log")" \
-    "11|11"
+    "12|11"
 lapsed_stop r1
 t_is "lapsed stops with 0" "$?" 0
 t_done
