@@ -16,10 +16,11 @@
  *   callback, where evhttp goes on using it after the callback returns.
  * - A connection carries one request at a time and is reused only after
  *   a complete, delimited, keep-alive response with nothing read past
- *   its end, and while evhttp has not closed it (its close callback marks it dead). evhttp 2.1 would
- *   reconnect a closed connection on the same bufferevent, which for TLS
- *   reuses an SSL object that has been shut down: a dead connection is
- *   never given another request, only freed.
+ *   its end, and while evhttp has not closed it (its close callback
+ *   marks it dead). evhttp 2.1 would reconnect a closed connection on
+ *   the same bufferevent, which for TLS reuses an SSL object that has
+ *   been shut down: a dead connection is never given another request,
+ *   only freed.
  * - A call that times out, is cancelled, or stops reading a body that is
  *   too long leaves its connection dead: what is left in it is unknown.
  *
