@@ -390,11 +390,20 @@ terminate(struct spawn *sp)
 	evtimer_add(sp->kill_ev, &tv);
 }
 
+/*
+ * A child that has ended already is reaped, not timed out: its SIGCHLD
+ * may be served after the timer in the same turn of the loop (the loop
+ * ran late: a heavy load, a stop), and its exit status is the outcome.
+ */
 static void
 timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct spawn *sp = arg;
 
+	if (has_ended(sp)) {
+		reap(sp);
+		return;
+	}
 	sp->timed_out = 1;
 	terminate(sp);
 }

@@ -4,7 +4,8 @@
 # LAPSE_* variables of SPEC, its words as written; exit 0 acknowledged,
 # another status retried with its output as the error, dead-exit (65)
 # straight to the dead stream; a command that hangs is killed with its
-# process group at the timeout; one that leaves a grandchild holding its
+# process group at the timeout, but one that exited 0 before the timer was
+# served is acked; one that leaves a grandchild holding its
 # output does not hold up its attempt; one that ignores SIGTERM and whose
 # timeout has passed when lapsed stops, or passes while it stops, is a
 # failed attempt all the same: killed 2 s after its timeout, and written
@@ -78,6 +79,15 @@ with open(os.path.join(os.path.dirname(sys.argv[0]), "escapee.pid"), "w") as f:
     f.write(str(os.getpid()))
 time.sleep(60)
 EOF
+# pause.sh: stops lapsed, its parent, then exits 0 at once: lapsed does
+# not run again before its timeout has passed, as under a heavy load.
+cat >"$T_DIR/pause.sh" <<'EOF'
+#!/bin/sh
+cat >/dev/null
+echo $$ >"${0%/*}/pause.pid"
+kill -STOP "$PPID"
+exit 0
+EOF
 chmod +x "$T_DIR"/*.sh "$T_DIR/escapee.py"
 mkdir "$T_DIR/runs"
 
@@ -92,7 +102,9 @@ lapsed_conf r1 \
     "$(exec_ns bad "$T_DIR/baddata.sh")" \
     "$(exec_ns hang "$T_DIR/hang.sh")" "timeout = 1s" "lease = 5s" \
     "max-attempts = 1" \
-    "$(exec_ns orphan "$T_DIR/orphan.sh")" "timeout = 20s" "lease = 30s"
+    "$(exec_ns orphan "$T_DIR/orphan.sh")" "timeout = 20s" "lease = 30s" \
+    "$(exec_ns pause "$T_DIR/pause.sh")" "timeout = 1s" "lease = 30s" \
+    "max-attempts = 1"
 lapsed_start r1
 wait_for 20 "lapsed to listen" lapsed_ready r1
 
@@ -150,6 +162,23 @@ t_is "acknowledged while its grandchild still runs" \
     "$(alive "$(cat "$T_DIR/orphan.pids")" && echo running)" \
     running
 kill "$(cat "$T_DIR/orphan.pids")" 2>/dev/null
+
+# --- a command that ended before its timeout was looked at ---------------
+# pause.sh exits 0 while lapsed is stopped; lapsed, continued once the
+# timeout has passed, finds the timer and SIGCHLD both due: the command
+# succeeded, its event acked. (The timer went first: "timed out after 1s
+# (exit status 0)", a success sent to the dead stream.)
+lapse_cli schedule pause p1 --in 100ms >/dev/null
+paused=$(date +%s%N)
+wait_until 10 "lapsed stopped by the command" \
+    'grep -q "^State:[[:space:]]*T" "/proc/$(cat "$T_DIR/r1.pid")/status"'
+wait_until 10 "the command's exit" '[ -s "$T_DIR/pause.pid" ] &&
+    ! alive "$(cat "$T_DIR/pause.pid")"'
+wait_until 10 "its timeout past" '[ $(($(date +%s%N) - paused)) -gt 2000000000 ]'
+kill -CONT "$(cat "$T_DIR/r1.pid")"
+wait_until 10 "the outcome" '[ "$(left pause)" = 000 ]'
+t_is "exited 0 before its timeout was served: acked, not timed out" \
+    "$(dead pause)" ""
 
 lapsed_stop r1
 t_is "SIGTERM: exit 0" "$?" 0
