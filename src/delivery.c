@@ -58,8 +58,11 @@
 /* Bytes of an id shown in a log line. */
 #define DELIVERY_ID_SHOWN 64
 
-/* Bytes of an error kept for the dead stream (the library cuts at 4096). */
-#define DELIVERY_ERROR_MAX 1024
+/*
+ * Bytes of an error kept for the dead stream, as many as the library
+ * keeps: a command's output, up to DELIVERY_OUTPUT_MAX, is its error.
+ */
+#define DELIVERY_ERROR_MAX 4096
 
 /* Output of a command kept for its error. */
 #define DELIVERY_OUTPUT_MAX 4096

@@ -79,6 +79,18 @@ with open(os.path.join(os.path.dirname(sys.argv[0]), "escapee.pid"), "w") as f:
     f.write(str(os.getpid()))
 time.sleep(60)
 EOF
+# trace.sh: fails with a trace of 3,000 bytes, as a program that crashes.
+cat >"$T_DIR/trace.sh" <<'EOF'
+#!/bin/sh
+cat >/dev/null
+i=0
+while [ $i -lt 49 ]; do
+	echo "  at frame $i: a line of the trace, sixty bytes long......"
+	i=$((i + 1))
+done
+echo "the end of the trace" >&2
+exit 1
+EOF
 # pause.sh: stops lapsed, its parent, then exits 0 at once: lapsed does
 # not run again before its timeout has passed, as under a heavy load.
 cat >"$T_DIR/pause.sh" <<'EOF'
@@ -100,6 +112,7 @@ lapsed_conf r1 \
     "$(exec_ns rec "$T_DIR/record.sh 'a b' \"c\\\"d\" \$HOME *")" \
     "$(exec_ns flaky "$T_DIR/flaky.sh")" "retry = 200ms" \
     "$(exec_ns bad "$T_DIR/baddata.sh")" \
+    "$(exec_ns trace "$T_DIR/trace.sh")" "max-attempts = 1" \
     "$(exec_ns hang "$T_DIR/hang.sh")" "timeout = 1s" "lease = 5s" \
     "max-attempts = 1" \
     "$(exec_ns orphan "$T_DIR/orphan.sh")" "timeout = 20s" "lease = 30s" \
@@ -141,6 +154,13 @@ t_is "(the output may echo the payload)" \
 wait_until 10 "the dead" '[ "$(rcli XLEN "lapse:{bad}:dead")" = 1 ]'
 t_match "exit 65 (dead-exit): dead at once, with stderr in the error" \
     "$(dead bad)" '^b1\|1\|exit status 65.*cannot parse the payload'
+# The output, up to 4 KiB as README says, is the error: all of a trace of
+# 3,000 bytes (before: its first 1,000 bytes or so, then "...").
+lapse_cli schedule trace t1 --in 100ms >/dev/null
+wait_until 10 "the dead" '[ "$(rcli XLEN "lapse:{trace}:dead")" = 1 ]'
+t_match "a failed command's output of 3,000 bytes is all in its error" \
+    "$(dead trace)" \
+    '^t1\|1\|exit status 1: at frame 0: .* at frame 48: .* \| the end of the trace$'
 
 # --- a hanging command: its process group is killed ----------------------
 lapse_cli schedule hang h1 --in 100ms >/dev/null
