@@ -495,16 +495,17 @@ delivconf_check(
 	for (i = 0; i < DELIVCONF_NKEYS; i++) {
 		if (d->line[i] == 0)
 			continue;
-		if (sink == DELIVCONF_SINK_HANDOFF) {
-			*line = d->line[i];
-			xasprintf(
-			    why, "%s: only for sink http or exec", names[i]);
-			return (-1);
-		}
+		/* A key of one sink names that sink, whatever the section's. */
 		if (only[i] != DELIVCONF_SINK_HANDOFF && only[i] != sink) {
 			*line = d->line[i];
 			xasprintf(why, "%s: only for sink %s", names[i],
 			    sink_name(only[i]));
+			return (-1);
+		}
+		if (sink == DELIVCONF_SINK_HANDOFF) {
+			*line = d->line[i];
+			xasprintf(
+			    why, "%s: only for sink http or exec", names[i]);
 			return (-1);
 		}
 	}

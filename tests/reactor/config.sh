@@ -113,7 +113,8 @@ unknown-sink|:6: sink: unknown sink "kafka" (use stream, list, http or exec)|$PR
 unknown-sink-comment|:6: sink: unknown sink "kafka" (use stream, list, http or exec)|$PRE\n[namespace t]\nsink = kafka ; not the comment's doing
 http-no-url|:5: sink http needs url|$PRE\n[namespace t]\nsink = http
 exec-no-command|:5: sink exec needs command|$PRE\n[namespace t]\nsink = exec\n[namespace u]
-url-for-stream|:6: url: only for sink http or exec|$PRE\n[namespace t]\nurl = http://127.0.0.1:1/\nsink = stream
+url-for-stream|:6: url: only for sink http|$PRE\n[namespace t]\nurl = http://127.0.0.1:1/\nsink = stream
+command-for-list|:6: command: only for sink exec|$PRE\n[namespace t]\ncommand = /bin/cat\nsink = list
 retry-for-list|:7: retry: only for sink http or exec|$PRE\n[namespace t]\nsink = list\nretry = 1s
 command-for-http|:7: command: only for sink exec|$PRE\n[namespace t]\nurl = http://127.0.0.1:1/\ncommand = /bin/cat\nsink = http
 url-for-exec|:7: url: only for sink http|$PRE\n[namespace t]\ncommand = /bin/cat\nurl = http://127.0.0.1:1/\nsink = exec

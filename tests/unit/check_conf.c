@@ -397,7 +397,7 @@ static const struct bad {
 	{ NS "sink = exec\n", 0, "t.conf:1: sink exec needs command" },
 	{ NS "sink = exec\ncommand = /bin/cat\n[namespace u]\nurl = "
 	     "http://h/\n",
-	    0, "t.conf:5: url: only for sink http or exec" },
+	    0, "t.conf:5: url: only for sink http" },
 	{ NS "timeout = 5s\nsink = exec\ncommand = /bin/cat\nlease = 5s\n", 0,
 	    "t.conf:5: lease (5s) must be longer than timeout (5s)" },
 	{ NS "stream-maxlen = -1\n", 0,
