@@ -929,11 +929,13 @@ render_next(struct render *rd, const char *p, size_t n)
 
 /*
  * Render the n bytes of output at p, white space around them removed,
- * into buf (max + 1 bytes). Returns the length written, 0 for nothing
- * but white space.
+ * into buf (max + 1 bytes), ending in "..." when cut or when more was
+ * discarded: the white space it folds may leave room, and what is shown
+ * must not pass for all there was. Returns the length written, 0 for
+ * nothing but white space.
  */
 static size_t
-render_output(char *buf, size_t max, const char *p, size_t n)
+render_output(char *buf, size_t max, const char *p, size_t n, int more)
 {
 	struct render rd = { buf, 0, max, 0, 0 };
 	size_t i = 0;
@@ -944,7 +946,7 @@ render_output(char *buf, size_t max, const char *p, size_t n)
 		i++;
 	while (i < n && !rd.full)
 		i += render_next(&rd, p + i, n - i);
-	if (rd.full) {
+	if (rd.full || more) {
 		memcpy(buf + rd.cut, "...", 3);
 		rd.len = rd.cut + 3;
 	}
@@ -975,8 +977,8 @@ spawn_describe(const struct spawn_result *r, size_t max)
 	s = xmalloc(max + 1);
 	memcpy(s, end, len);
 	memcpy(s + len, ": ", 2);
-	if (render_output(s + len + 2, max - len - 2, r->output, r->outlen) ==
-	    0)
+	if (render_output(s + len + 2, max - len - 2, r->output, r->outlen,
+	        r->truncated) == 0)
 		s[len] = '\0';
 	free(end);
 	return (s);

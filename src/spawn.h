@@ -134,8 +134,9 @@ size_t spawn_running(void);
  * then, when the output holds more than white space, ": " and the output
  * with white space around it removed, each line break (with the blanks
  * around it) as " | ", a tab as a space, other control bytes and bytes
- * that are not UTF-8 as "\xHH", cut to fit max with "..." at its end. A
- * cut never splits a UTF-8 sequence or a "\xHH".
+ * that are not UTF-8 as "\xHH", cut to fit max with "..." at its end;
+ * output past capture_max ends in "..." too (": ..." when what was kept
+ * is white space). A cut never splits a UTF-8 sequence or a "\xHH".
  */
 char *spawn_describe(const struct spawn_result *, size_t max);
 

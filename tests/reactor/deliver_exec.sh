@@ -91,6 +91,17 @@ done
 echo "the end of the trace" >&2
 exit 1
 EOF
+# padded.sh: fails with 100 lines padded to 80 columns, 8,100 bytes.
+cat >"$T_DIR/padded.sh" <<'EOF'
+#!/bin/sh
+cat >/dev/null
+i=0
+while [ $i -lt 100 ]; do
+	printf '%-79s\n' "row $i"
+	i=$((i + 1))
+done
+exit 1
+EOF
 # pause.sh: stops lapsed, its parent, then exits 0 at once: lapsed does
 # not run again before its timeout has passed, as under a heavy load.
 cat >"$T_DIR/pause.sh" <<'EOF'
@@ -113,6 +124,7 @@ lapsed_conf r1 \
     "$(exec_ns flaky "$T_DIR/flaky.sh")" "retry = 200ms" \
     "$(exec_ns bad "$T_DIR/baddata.sh")" \
     "$(exec_ns trace "$T_DIR/trace.sh")" "max-attempts = 1" \
+    "$(exec_ns padded "$T_DIR/padded.sh")" "max-attempts = 1" \
     "$(exec_ns hang "$T_DIR/hang.sh")" "timeout = 1s" "lease = 5s" \
     "max-attempts = 1" \
     "$(exec_ns orphan "$T_DIR/orphan.sh")" "timeout = 20s" "lease = 30s" \
@@ -161,6 +173,13 @@ wait_until 10 "the dead" '[ "$(rcli XLEN "lapse:{trace}:dead")" = 1 ]'
 t_match "a failed command's output of 3,000 bytes is all in its error" \
     "$(dead trace)" \
     '^t1\|1\|exit status 1: at frame 0: .* at frame 48: .* \| the end of the trace$'
+# Output past the 4 KiB kept says so, though the blanks it folds leave
+# room: the rows kept, then "..." (before: the rows kept, row 51 last, as
+# if there were no more).
+lapse_cli schedule padded p1 --in 100ms >/dev/null
+wait_until 10 "the dead" '[ "$(rcli XLEN "lapse:{padded}:dead")" = 1 ]'
+t_match "output cut at 4 KiB ends with \"...\"" "$(dead padded)" \
+    '^p1\|1\|exit status 1: row 0 \| row 1 \| .* \| row 51\.\.\.$'
 
 # --- a hanging command: its process group is killed ----------------------
 lapse_cli schedule hang h1 --in 100ms >/dev/null

@@ -1013,6 +1013,13 @@ static const struct describe_case {
 	    "exit status 1: ab\xe2\x82\xac" },
 	{ { .status = 1, OUT("ab\xe2\x82\xac!") }, 20, "exit status 1: ab..." },
 	{ { .status = 1, OUT("a\nb\nc\nd") }, 25, "exit status 1: a | b..." },
+	/* Output past capture_max: "..." says so, even when it fits. */
+	{ { .status = 1, OUT("a\n\n  "), .truncated = 1 }, 200,
+	    "exit status 1: a..." },
+	{ { .status = 1, OUT("abcde"), .truncated = 1 }, 20,
+	    "exit status 1: ab..." },
+	{ { .status = 1, OUT("\n\n"), .truncated = 1 }, 200,
+	    "exit status 1: ..." },
 	/* Too little room for output: the end alone, cut if need be. */
 	{ { .status = 1, OUT("abc") }, 19, "exit status 1: abc" },
 	{ { .status = 1, OUT("abc") }, 18, "exit status 1" },
