@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,9 @@
 
 /* A secret or header file larger than this is refused. */
 #define DELIVCONF_FILE_MAX (64 * 1024)
+
+/* Bytes of a script's "#!" line the kernel reads (BINPRM_BUF_SIZE). */
+#define DELIVCONF_SHEBANG_MAX 256
 
 /* Bytes of a value quoted in a message. */
 #define DELIVCONF_QUOTE_MAX 64
@@ -290,6 +294,48 @@ find_in_path(const char *name)
 }
 
 /*
+ * The interpreter a script names on its "#!" line, as the kernel reads it
+ * (the first DELIVCONF_SHEBANG_MAX bytes; a blank after "#!" allowed),
+ * must be an executable file too: a missing one (a python2 gone, a CR
+ * from DOS line ends) fails every attempt with ENOENT, the script being
+ * there. A file without "#!", or a line longer than the kernel reads, is
+ * left to the kernel.
+ */
+static int
+check_interpreter(const char *path, char **why)
+{
+	char buf[DELIVCONF_SHEBANG_MAX + 1], *name, *quoted;
+	const char *reason = NULL;
+	struct stat st;
+	ssize_t n;
+	size_t len;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return (0);
+	n = read(fd, buf, DELIVCONF_SHEBANG_MAX);
+	close(fd);
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return (0);
+	buf[n] = '\0';
+	name = buf + 2 + strspn(buf + 2, " \t");
+	len = strcspn(name, " \t\n");
+	if (name[len] == '\0' || len == 0 || name[0] != '/')
+		return (0);
+	name[len] = '\0';
+	if (stat(name, &st) != 0)
+		reason = strerror(errno);
+	else if (!S_ISREG(st.st_mode) || access(name, X_OK) != 0)
+		reason = "not an executable file";
+	if (reason == NULL)
+		return (0);
+	quoted = escape_bytes(name, len, len);
+	xasprintf(why, "%s: its interpreter \"%s\": %s", path, quoted, reason);
+	free(quoted);
+	return (-1);
+}
+
+/*
  * The command, split into words as a shell would (words.h) but never run
  * by one; its program must exist and be executable now: a typo is a
  * config error at start, not a dead stream later. A name without '/' is
@@ -333,6 +379,10 @@ set_command(struct conf_delivery *d, const char *value, char **why)
 	}
 	if (!S_ISREG(st.st_mode) || access(argv[0], X_OK) != 0) {
 		xasprintf(why, "%s: not an executable file", argv[0]);
+		words_free(argv);
+		return (-1);
+	}
+	if (check_interpreter(argv[0], why) != 0) {
 		words_free(argv);
 		return (-1);
 	}

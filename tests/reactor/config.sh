@@ -76,6 +76,12 @@ PW=hunter2pw
 mkdir "$T_DIR/pass.d"
 printf 'X-Token: s3cretvalue\nHost: s3cretvalue\n' >"$T_DIR/bad.headers"
 printf 'whsec_s3cret!!\n' >"$T_DIR/bad.secret"
+# Scripts the kernel would refuse (ENOENT, the script being there) at
+# every attempt: an interpreter missing, one with a CR from DOS line ends.
+printf '#!/nonexistent/python3\nprint(1)\n' >"$T_DIR/old.py"
+printf '#! /bin/sh\r\nexit 0\r\n' >"$T_DIR/dos.sh"
+printf '#!%s\n' "$T_DIR/pass.d" >"$T_DIR/dir.sh"
+chmod +x "$T_DIR/old.py" "$T_DIR/dos.sh" "$T_DIR/dir.sh"
 # A lapsed that ran anyway would log to bad.log and use the private server.
 PRE="[redis]\nurl = $REDIS_URL\n[lapsed]\nlog = $T_DIR/bad.log"
 long=$(printf 'watch = %0190d' 0)
@@ -139,6 +145,9 @@ command-not-exec|:7: command: $T_DIR/empty.pass: not an executable file|$PRE\n[n
 command-dir|:7: command: $T_DIR/pass.d: not an executable file|$PRE\n[namespace t]\nsink = exec\ncommand = $T_DIR/pass.d
 command-path|:7: command: no-such-program-lapse: not found in PATH|$PRE\n[namespace t]\nsink = exec\ncommand = no-such-program-lapse a
 command-relative|:7: command: bin/x: not an absolute path|$PRE\n[namespace t]\nsink = exec\ncommand = bin/x
+command-interpreter|:7: command: $T_DIR/old.py: its interpreter "/nonexistent/python3": No such file or directory|$PRE\n[namespace t]\nsink = exec\ncommand = $T_DIR/old.py
+command-interpreter-cr|:7: command: $T_DIR/dos.sh: its interpreter "/bin/sh\\x0d": No such file or directory|$PRE\n[namespace t]\nsink = exec\ncommand = $T_DIR/dos.sh
+command-interpreter-dir|:7: command: $T_DIR/dir.sh: its interpreter "$T_DIR/pass.d": not an executable file|$PRE\n[namespace t]\nsink = exec\ncommand = $T_DIR/dir.sh
 ca-file-missing|:8: ca-file: $T_DIR/none.pem: No such file or directory|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nca-file = $T_DIR/none.pem
 ca-file-relative|:8: ca-file: ca.pem: not an absolute path|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nca-file = ca.pem
 ca-file-not-pem|:8: ca-file: cannot load CA file $T_DIR/bad.secret: no certificate or crl found|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nca-file = $T_DIR/bad.secret
@@ -264,6 +273,22 @@ lapsed_run --check-config -c "$T_DIR/spec.conf"
 t_is "--check-config: the SPEC sample is valid (exit 0, one line)" \
     "$RC|$OUT|$ERR" "0|lapsed: $T_DIR/spec.conf: configuration is valid|"
 t_is "--check-config connects nowhere" "$(connections)" "$((conns + 1))"
+
+# Scripts whose interpreters are there, with an argument or a blank before
+# it, a binary, and a script whose "#!" line is longer than the kernel reads.
+printf '#!/bin/sh -e\nexit 0\n' >"$T_DIR/good.sh"
+printf '#! /bin/sh\nexit 0\n' >"$T_DIR/blank.sh"
+printf '#!/%0300d\n' 0 >"$T_DIR/long.sh"
+chmod +x "$T_DIR/good.sh" "$T_DIR/blank.sh" "$T_DIR/long.sh"
+printf '%s\n' "[redis]" "url = $REDIS_URL" \
+    "[namespace a]" "sink = exec" "command = $T_DIR/good.sh" \
+    "[namespace b]" "sink = exec" "command = $T_DIR/blank.sh" \
+    "[namespace c]" "sink = exec" "command = /bin/cat" \
+    "[namespace d]" "sink = exec" "command = $T_DIR/long.sh" \
+    >"$T_DIR/scripts.conf"
+lapsed_run --check-config -c "$T_DIR/scripts.conf"
+t_is "--check-config: scripts whose interpreters are there are valid" \
+    "$RC|$OUT|$ERR" "0|lapsed: $T_DIR/scripts.conf: configuration is valid|"
 
 printf '[lapsed]\nlog = %s/no/such/dir/lapsed.log\n[namespace a]\n' "$T_DIR" \
     >"$T_DIR/badlog.conf"
