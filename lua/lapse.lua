@@ -3290,8 +3290,17 @@ end
 -- (no d, attempt count 0) with the entry's payload and url (and, for an
 -- occurrence of a recurring event, o its event's id, whose record lists it
 -- under way); then delete its dead entries (stream ids sids), last, so
--- that nothing is lost should a write be refused.
+-- that nothing is lost should a write be refused. Before the call's first
+-- write, the user's permission to run each of these commands is checked:
+-- FCALL checks the keys, not the commands, and a requeue refused its XDEL
+-- after its HSET and ZADD left the event both pending and dead.
 local function requeue_event(c, member, f, sids)
+	if not c.checked then
+		check_acl('HSET', c.jobs, member, 'x')
+		check_acl('ZADD', c.due, '0', member)
+		check_acl('XDEL', c.dead, '0-1')
+		c.checked = true
+	end
 	local o = member ~= f.id and f.id or nil
 	redis_call('HSET', c.jobs, member, record_pack({ p = f.payload or '',
 	    a = 0, c = c.now, u = f.url, o = o }))

@@ -367,6 +367,35 @@ refused cs nohdel3 "ERR no permission to HDEL" \
     lapse_sweep 3 "$(k_due cs)" "$(k_jobs cs)" "$(k_fired cs)" cs sweep \
     stream 0 10
 
+# A requeue writes the event's record and its due time, then deletes its
+# dead entries: by a user who may not XDEL, it used to write the first two
+# and then be refused, the event both pending and dead (delivered twice
+# once requeued again); by one who may not ZADD, to leave a record in jobs
+# with no due time. Each of its commands is checked before the first.
+# dead_case NS: NS's a1 dead (max-attempts 1, retried once).
+dead_case() {
+	fcall_schedule "$1" a1 at 1000 p1 >/dev/null
+	# shellcheck disable=SC2046
+	rcli FCALL lapse_sweep 4 $(xk4 "$1") "$1" sweep http 0 1 8388608 \
+	    60000 1 >/dev/null
+	# shellcheck disable=SC2046
+	rcli FCALL lapse_retry 4 $(xk4 "$1") "$1" a1 1000 1 0 1 0 failed \
+	    >/dev/null
+}
+for cmd in xdel zadd hset; do
+	ns=rq$cmd
+	dead_case $ns
+	rcli ACL SETUSER "no$ns" on '>pw' "~lapse:{$ns}:*" '&*' '+@all' \
+	    "-$cmd" >/dev/null
+	for how in "id a1" "all 10"; do
+		# shellcheck disable=SC2086
+		refused $ns "no$ns" "ERR no permission to ${cmd^^}" \
+		    lapse_requeue 3 "lapse:{$ns}:due" "lapse:{$ns}:jobs" \
+		    "lapse:{$ns}:dead" $ns $how
+	done
+	t_is "$ns: a1 still dead, once" "$(rcli XLEN "lapse:{$ns}:dead")" 1
+done
+
 # A sweep recovers no more leases than MAXBYTES holds (at least one): each
 # recovered record is read and written again, and 1,000 leases of 1 MiB
 # payloads held Redis for seconds. Five expired leases, MAXBYTES 1: one
