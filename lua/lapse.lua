@@ -1761,8 +1761,13 @@ local function wake(p, due)
 end
 
 -- Publish the wake channel if id, due at due, is now the earliest event.
+-- It is asked after the call's writes: a caller who may not ZRANGE the
+-- due ZSET is not asked, and publishes nothing (as wake() when it may not
+-- publish), where the refused read used to fail the call after it wrote.
 local function wake_if_first(p, id, due)
-	if redis_call('ZRANGE', p .. 'due', 0, 0)[1] == id then
+	local key = p .. 'due'
+	if acl_check('ZRANGE', key, '0', '0') and
+	    redis_call('ZRANGE', key, '0', '0')[1] == id then
 		wake(p, due)
 	end
 end
@@ -3211,7 +3216,9 @@ local function release(keys, args)
 		end
 	end
 	count(c.p, 'released', n)
-	if n > 0 and released[redis_call('ZRANGE', c.due, 0, 0)[1]] then
+	-- (ZRANGE as in wake_if_first.)
+	if n > 0 and acl_check('ZRANGE', c.due, '0', '0') and
+	    released[redis_call('ZRANGE', c.due, '0', '0')[1]] then
 		wake(c.p, now)
 	end
 	return out
@@ -3293,12 +3300,14 @@ end
 -- that nothing is lost should a write be refused. Before the call's first
 -- write, the user's permission to run each of these commands is checked:
 -- FCALL checks the keys, not the commands, and a requeue refused its XDEL
--- after its HSET and ZADD left the event both pending and dead.
+-- after its HSET and ZADD left the event both pending and dead; so is the
+-- XLEN of its reply.
 local function requeue_event(c, member, f, sids)
 	if not c.checked then
 		check_acl('HSET', c.jobs, member, 'x')
 		check_acl('ZADD', c.due, '0', member)
 		check_acl('XDEL', c.dead, '0-1')
+		check_acl('XLEN', c.dead)
 		c.checked = true
 	end
 	local o = member ~= f.id and f.id or nil
@@ -3414,7 +3423,9 @@ local function requeue_all(c, max)
 	for _, id in ipairs(plan.order) do
 		requeue_event(c, id, plan.by[id].newest, plan.by[id].sids)
 	end
-	local first = redis_call('ZRANGE', c.due, 0, 0)[1]
+	-- (ZRANGE as in wake_if_first.)
+	local first = acl_check('ZRANGE', c.due, '0', '0') and
+	    redis_call('ZRANGE', c.due, '0', '0')[1]
 	if first and plan.by[first] then
 		wake(c.p, c.now)
 	end

@@ -395,6 +395,51 @@ for cmd in xdel zadd hset; do
 	done
 	t_is "$ns: a1 still dead, once" "$(rcli XLEN "lapse:{$ns}:dead")" 1
 done
+# Its reply's XLEN, after the writes, likewise.
+dead_case rqxlen
+rcli ACL SETUSER norqxlen on '>pw' '~lapse:{rqxlen}:*' '&*' '+@all' -xlen \
+    >/dev/null
+for how in "id a1" "all 10"; do
+	# shellcheck disable=SC2086
+	refused rqxlen norqxlen "ERR no permission to XLEN" \
+	    lapse_requeue 3 'lapse:{rqxlen}:due' 'lapse:{rqxlen}:jobs' \
+	    'lapse:{rqxlen}:dead' rqxlen $how
+done
+
+# Whether the event a call put back in due is the earliest (for the wake)
+# is asked after its writes: a user who may not ZRANGE used to have a
+# retry, a release, a requeue and a schedule replacing an event in flight
+# refused after they wrote. Such a user's call now does all but the wake.
+due_ids() { rcli ZRANGE "lapse:{$1}:due" 0 -1 | paste -sd' '; }
+acl_case wr nozr1 zrange
+# shellcheck disable=SC2046
+t_is "wr: a retry by a user who may not ZRANGE" \
+    "$(as nozr1 FCALL lapse_retry 4 $(xk4 wr) wr a1 1000 1 0 3 0 failed |
+        head -1)" 1
+t_is "wr: a1 back in due, after a2" "$(due_ids wr)" "a2 a1"
+acl_case wl nozr2 zrange
+t_is "wl: a release by a user who may not ZRANGE" \
+    "$(as nozr2 FCALL lapse_release 3 'lapse:{wl}:due' 'lapse:{wl}:jobs' \
+        'lapse:{wl}:inflight' wl a1 1000 1)" 1
+t_is "wl: a1 back in due, after a2" "$(due_ids wl)" "a2 a1"
+acl_case ws nozr3 zrange
+t_is "ws: a schedule replacing an event in flight, by a user who may not ZRANGE" \
+    "$(as nozr3 FCALL lapse_schedule 3 'lapse:{ws}:due' 'lapse:{ws}:jobs' \
+        'lapse:{ws}:t:a1' ws a1 at 500 new | paste -sd' ')" "500 2"
+t_is "ws: a1 pending before a2, none in flight" \
+    "$(due_ids ws) $(rcli ZCARD 'lapse:{ws}:inflight')" "a1 a2 0"
+for how in "id a1" "all 10"; do
+	ns=wq${how%% *}
+	dead_case "$ns"
+	rcli ACL SETUSER "no$ns" on '>pw' "~lapse:{$ns}:*" '&*' '+@all' \
+	    -zrange >/dev/null
+	# shellcheck disable=SC2086
+	t_is "$ns: a requeue by a user who may not ZRANGE" \
+	    "$(as "no$ns" FCALL lapse_requeue 3 "lapse:{$ns}:due" \
+	        "lapse:{$ns}:jobs" "lapse:{$ns}:dead" $ns $how | head -1)" 1
+	t_is "$ns: a1 pending, none dead" \
+	    "$(due_ids "$ns") $(rcli XLEN "lapse:{$ns}:dead")" "a1 0"
+done
 
 # A sweep recovers no more leases than MAXBYTES holds (at least one): each
 # recovered record is read and written again, and 1,000 leases of 1 MiB
