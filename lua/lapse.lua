@@ -2375,12 +2375,14 @@ local function cut_error(e)
 end
 
 --[[
-Move event id, in flight with record rec, to the dead stream c.dead
-(trimmed to about c.smax entries when set) with the error err: fields id,
-payload, due (the occurrence's, d), attempts, error, failed (now) and url
-when it has one. The entry is written first: it is the one write that may
-be refused (a stream whose entry ids are exhausted), and then nothing has
-changed.
+The dead entry of event id, in flight with record rec, added to the dead
+stream c.dead (trimmed to about c.smax entries when set) with the error
+err: fields id, payload, due (the occurrence's, d), attempts, error,
+failed (now) and url when it has one. It is the one write of a burial
+that may be refused (a stream whose entry ids are exhausted): run
+protected, it returns nil, or the refusal as a message naming the event;
+the caller writes it before anything else, and then removes the event
+from inflight and jobs (ZREM, HDEL).
 ]]
 local function bury(c, id, rec, err)
 	local f = { 'id', rec.o or id, 'payload', rec.p, 'due',
@@ -2392,14 +2394,18 @@ local function bury(c, id, rec, err)
 	if rec.o then
 		f[#f + 1], f[#f + 2] = 'occurrence', id
 	end
+	local r
 	if c.smax then
-		redis_call('XADD', c.dead, 'MAXLEN', '~', c.smax, '*',
+		r = redis_pcall('XADD', c.dead, 'MAXLEN', '~', c.smax, '*',
 		    unpack(f))
 	else
-		redis_call('XADD', c.dead, '*', unpack(f))
+		r = redis_pcall('XADD', c.dead, '*', unpack(f))
 	end
-	redis_call('ZREM', c.inflight, id)
-	redis_call('HDEL', c.jobs, id)
+	if type(r) == 'table' and r.err then
+		return format('%s refused the dead entry of "%s": %s',
+		    show(c.dead), show(id), (r.err:gsub('^ERR ', '')))
+	end
+	return nil
 end
 
 --[[
@@ -2624,23 +2630,29 @@ local function lease_again(c, b, lost, max, maxbytes)
 end
 
 -- Recover the expired leases that lease_again did not take: an event at
--- its last attempt goes to dead, any other back to due at now, its record
--- saying why; an id without a record leaves inflight. Returns how many
--- leases were recovered (those taken included) and how many went to dead.
+-- its last attempt (lost.dying[i]) goes to dead (its entry written first
+-- by lease_sweep, lost.buried[i]; one whose entry was refused stays in
+-- flight as it was, for the next sweep, and is not counted), any
+-- other back to due at now, its record saying why; an id without a record
+-- leaves inflight. Returns how many leases were recovered (those taken
+-- included) and how many went to dead.
 local function recover(c, lost)
 	local expired, dead = 0, 0
 	for i = 1, #lost.id do
 		local id, rec = lost.id[i], lost.rec[i]
-		if rec then
+		if rec and not (lost.dying[i] and not lost.buried[i]) then
 			expired = expired + 1
 		end
 		if lost.taken[i] then
 			-- Leased again by this call's claim.
 		elseif not rec then
 			redis_call('ZREM', c.inflight, id)
-		elseif rec.a >= c.maxattempts then
-			bury(c, id, rec, LEASE_EXPIRED)
-			dead = dead + 1
+		elseif lost.dying[i] then
+			if lost.buried[i] then
+				redis_call('ZREM', c.inflight, id)
+				redis_call('HDEL', c.jobs, id)
+				dead = dead + 1
+			end
 		else
 			rec.e = LEASE_EXPIRED
 			redis_call('ZREM', c.inflight, id)
@@ -2676,8 +2688,10 @@ lapse_sweep with a delivery sink (see sweep below). Everything that can
 refuse the call is checked before its first write: the arguments, the
 types of the four keys (inflight and dead by TYPE, due and jobs by their
 first reads), and, in claim_batch, what the claim writes outside KEYS. The
-claim is the first write, so the recovery of the leases it does not take
-comes after it.
+one write that cannot be checked, the XADD of a dead entry (a stream whose
+entry ids are exhausted refuses it), is the first: the dead entries of
+the leases recovered to dead, then the acks, the claim, and the rest of
+the recovery of the leases it does not take.
 ]]
 local NONE = {}
 local function lease_sweep(c, keys, args)
@@ -2710,11 +2724,21 @@ local function lease_sweep(c, keys, args)
 	if not b.cut then
 		lease_again(c, b, lost, n, m)
 	end
+	-- The leases to dead: dying is the first of them, nil when none.
+	local dying
+	lost.dying = {}
+	for i = #lost.id, 1, -1 do
+		local rec = lost.rec[i]
+		if rec and not lost.taken[i] and rec.a >= c.maxattempts then
+			lost.dying[i] = true
+			dying = i
+		end
+	end
 	-- Whatever a later step could refuse is checked before the first
-	-- write: the claim's after the acks (its hand-off's ZADD and HSET
-	-- included: a user may run FCALL on the keys and not those
-	-- commands), the recovery's after either.
-	if #acked > 0 then
+	-- write: the claim's after the acks or the dead entries (its
+	-- hand-off's ZADD and HSET included: a user may run FCALL on the
+	-- keys and not those commands), the recovery's after either.
+	if #acked > 0 or dying then
 		check_ack_acl(c)
 		if b.n > 0 then
 			-- (The claim's DEL goes first, below: refused, it
@@ -2727,12 +2751,31 @@ local function lease_sweep(c, keys, args)
 	if #lost.id > 0 then
 		check_retry_acl(c)
 	end
-	if #acked > 0 and b.n > 0 then
+	if (#acked > 0 or dying) and b.n > 0 then
 		-- The claim's DEL of several trigger keys before the acks: on
 		-- the node a slot migrates to, Redis refuses a command of
 		-- several keys when one is absent (these mostly are), and the
 		-- DEL loses nothing (see claim_batch).
 		delete_triggers(c, b)
+	end
+	-- The dead entries of the leases recovered to dead, before the
+	-- acks: XADD may be refused (a stream whose entry ids are
+	-- exhausted), and a sweep that claimed before it was refused
+	-- answered none of the records it had leased. The first refused
+	-- refuses the call, nothing written; a later one (the ids ran out
+	-- in this call) leaves its event and those after it in flight.
+	lost.buried = {}
+	for i = 1, dying and #lost.id or 0 do
+		if lost.dying[i] then
+			local err = bury(c, lost.id[i], lost.rec[i],
+			    LEASE_EXPIRED)
+			if err and i == dying then
+				fail('%s', err)
+			elseif err then
+				break
+			end
+			lost.buried[i] = true
+		end
 	end
 	local nacked = acks_write(c, acked)
 	claim_batch(c, b)
@@ -2777,10 +2820,14 @@ ARGV: NS VIA SINK DEADMAXLEN BATCH MAXBYTES LEASE MAXATTEMPTS
                reactor acks and refills its slots in one call
 The acks come first: each current fence's id leaves inflight and jobs,
 counted in acked, a stale one changes nothing (an expired lease not yet
-recovered is current: the attempt succeeded). They are the call's first
-write, after everything else that could refuse it has been checked,
-the user's permission to run the hand-off's ZADD and HSET included.
-Then it recovers the expired leases
+recovered is current: the attempt succeeded). They are written after
+everything else that could refuse the call has been checked, the user's
+permission to run the hand-off's ZADD and HSET included, and after the
+dead entries of the leases it recovers to dead: a dead stream that
+refuses XADD (its entry ids exhausted) refuses the call, nothing
+written ("lapse:{NS}:dead refused the dead entry of ID: ..."; should
+the ids run out within the call, the events left are left in flight
+for the next sweep). Then it recovers the expired leases
 (inflight score <= now, at most 1000, earliest first, and no more once
 their records reach what MAXBYTES leaves after the claim, at least one):
 an event whose
@@ -3117,9 +3164,11 @@ ARGV: NS ID DUE ATTEMPT DELAY MAXATTEMPTS DEADMAXLEN ERROR [dead]
 Reply: { 2, -1 } gone to dead (with `dead`, or ATTEMPT >= MAXATTEMPTS):
 an entry in lapse:{NS}:dead (fields id, payload, due, attempts, error,
 failed and url when the event has one), the event out of inflight and
-jobs, counted in dead; { 1, retry_due } back in due at retry_due = now +
-DELAY with e = ERROR, its d and a kept, counted in retried, the wake
-published if it is now the earliest event; { 0, -1 } stale.
+jobs, counted in dead (a dead stream that refuses the entry, its ids
+exhausted, refuses the call: nothing changed); { 1, retry_due } back in
+due at retry_due = now + DELAY with e = ERROR, its d and a kept, counted
+in retried, the wake published if it is now the earliest event;
+{ 0, -1 } stale.
 ]]
 local function retry(keys, args)
 	local c = delivering(args[1])
@@ -3139,7 +3188,12 @@ local function retry(keys, args)
 	check_retry_acl(c)
 	start(c)
 	if c.bury or attempt >= c.maxattempts then
-		bury(c, id, rec, c.error)
+		local err = bury(c, id, rec, c.error)
+		if err then
+			fail('%s', err)
+		end
+		redis_call('ZREM', c.inflight, id)
+		redis_call('HDEL', c.jobs, id)
 		count(c.p, 'dead', 1)
 		return { 2, -1 }
 	end

@@ -669,4 +669,59 @@ t_is "the refused sweep's ack was not applied: d1 still in flight" \
 t_is "after the refusals k5 is still in flight" \
     "$(rcli ZRANGE "$(kd AK inflight)" 0 -1 | paste -sd' ')" k5
 
+
+# A dead stream that refuses XADD (its entry ids exhausted, written behind
+# lapse's back): a sweep that leases e2 and recovers e1's expired lease at
+# its last attempt used to write the claim and then fail on e1's dead
+# entry, a raw script error: the reactor never got e2's record (leased to
+# no one until its lease expired), and every later sweep did the same.
+# The refusal is now the call's first write, a clear error, nothing
+# changed; a retry to dead likewise.
+EXHAUSTED_ID=18446744073709551615-18446744073709551615
+EXHAUSTED='The stream has exhausted the last possible ID, unable to add more items'
+fcall_schedule XD e1 at 1000 p1 >/dev/null
+dsweep XD 1 1 1 >/dev/null
+fcall_schedule XD e2 at 2000 p2 >/dev/null
+rcli XADD "$(kd XD dead)" "$EXHAUSTED_ID" f v >/dev/null
+wait_until 5 "e1's 1 ms lease to pass on the Redis clock" \
+    '[ "$(redis_time_ms)" -gt "$(zscore XD inflight e1)" ]'
+d0=$(digest)
+# shellcheck disable=SC2046
+bad "ERR lapse:{XD}:dead refused the dead entry of \"e1\": $EXHAUSTED" \
+    lapse_sweep 4 $(k4 XD) XD sweep http 0 10 8388608 60000 1
+# shellcheck disable=SC2046
+bad "ERR lapse:{XD}:dead refused the dead entry of \"e1\": $EXHAUSTED" \
+    lapse_sweep 4 $(k4 XD) XD sweep http 0 0 8388608 60000 1
+fcall_schedule XR r1 at 1000 p1 >/dev/null
+dsweep XR 1 >/dev/null
+rcli XADD "$(kd XR dead)" "$EXHAUSTED_ID" f v >/dev/null
+d0=$(digest)
+# shellcheck disable=SC2046
+bad "ERR lapse:{XR}:dead refused the dead entry of \"r1\": $EXHAUSTED" \
+    lapse_retry 4 $(k4 XR) XR r1 1000 1 0 3 0 failed dead
+# Ids that run out within the call: the first dead entry takes the last
+# id, the second lease is left in flight as it was, for the next sweep.
+fcall_schedule XE e1 at 1000 p1 >/dev/null
+fcall_schedule XE e2 at 1000 p2 >/dev/null
+dsweep XE 2 1 1 >/dev/null
+rcli XADD "$(kd XE dead)" 18446744073709551615-18446744073709551614 f v \
+    >/dev/null
+wait_until 5 "the 1 ms leases to pass on the Redis clock" \
+    '[ "$(redis_time_ms)" -gt "$(zscore XE inflight e2)" ]'
+t_is "ids running out within a sweep: one lease to dead, counted once" \
+    "$(dsweep XE 0 60000 1 | jq -c '[.[5], .[6]]'):$(
+        dead_entries XE | jq -r .id | paste -sd' '):$(
+        rcli ZRANGE "$(kd XE inflight)" 0 -1):$(count XE dead)" \
+    '[1,1]:null e1:e2:1'
+# shellcheck disable=SC2046
+t_is "e2 still in flight with its record; the next sweep refuses, naming it" \
+    "$(record XE e2 | jq -c '[.a, .p]'):$(rcli FCALL lapse_sweep 4 \
+        $(k4 XE) XE sweep http 0 0 8388608 60000 1 2>&1)" \
+    "[1,\"p2\"]:ERR lapse:{XE}:dead refused the dead entry of \"e2\": $EXHAUSTED"
+rcli DEL "$(kd XD dead)" >/dev/null
+out=$(dsweep XD 10 60000 1)
+t_is "once the dead stream takes entries: e1 to dead, e2 leased" \
+    "$(echo "$out" | jq -c '[.[0], .[4][0], .[5], .[6]]'):$(
+        dead_entries XD | jq -r .id)" '[1,"e2",1,1]:e1'
+
 t_done
