@@ -2218,6 +2218,9 @@ local function claim(keys, args)
 	check_not_leasing(c, sink)
 	check_keys(keys, { c.due, c.jobs, c.p .. 't:' .. id, c.skey })
 	check_claim_keys(c)
+	-- The reply's next due time (head) is read after the writes: a user
+	-- who may not ZRANGE had the event fired and the call fail.
+	check_acl('ZRANGE', c.due, '0', '0', 'WITHSCORES')
 	local wanted
 	if want ~= nil and want ~= '' then
 		wanted = whole(want, TIME_MAX)
@@ -3037,7 +3040,10 @@ local function adopt(keys, args)
 	for i = 1, n do
 		adopt_key(c, totals, keys[4 + i], args[4 + i], maxpayload)
 	end
-	if totals.earliest and head(c.due) == totals.earliest then
+	-- (ZRANGE as in wake_if_first.)
+	if totals.earliest and
+	    acl_check('ZRANGE', c.due, '0', '0', 'WITHSCORES') and
+	    head(c.due) == totals.earliest then
 		wake(c.p, totals.earliest)
 	end
 	return { totals.adopted, totals.cancelled, #totals.dues, totals.dues }
@@ -3088,6 +3094,8 @@ local function expired(keys, args)
 	check_keys(keys, { c.due, c.jobs, c.skey, c.gone })
 	check_claim_keys(c)
 	check_type(c.gone, 'zset')
+	-- (The reply's next due time, as in lapse_claim.)
+	check_acl('ZRANGE', c.due, '0', '0', 'WITHSCORES')
 	if #args < 4 or #args > 1003 then
 		fail('expected 1 to 1000 ids, got %d', #args - 3)
 	end

@@ -441,6 +441,26 @@ for how in "id a1" "all 10"; do
 	    "$(due_ids "$ns") $(rcli XLEN "lapse:{$ns}:dead")" "a1 0"
 done
 
+# lapse_claim and lapse_expired answer the next due time, read by ZRANGE
+# after they fired: a user who may not ZRANGE had the event fired and the
+# call answer a raw error. They are now refused up front. lapse_adopt reads
+# it only for the wake, and skips that.
+rcli HSET 'lapse:{hz}:horizon' ms 0 >/dev/null
+fcall_schedule hz e1 at 1000 p1 >/dev/null
+rcli ACL SETUSER nozrh on '>pw' '~lapse:{hz}:*' '~hz:*' '&*' '+@all' \
+    -zrange >/dev/null
+refused hz nozrh "ERR no permission to ZRANGE" \
+    lapse_claim 4 'lapse:{hz}:due' 'lapse:{hz}:jobs' 'lapse:{hz}:t:e1' \
+    'lapse:{hz}:fired' hz e1 timer stream 0
+refused hz nozrh "ERR no permission to ZRANGE" \
+    lapse_expired 4 'lapse:{hz}:due' 'lapse:{hz}:jobs' 'lapse:{hz}:fired' \
+    'lapse:{hz}:gone' hz stream 0 e1
+rcli SET hz:k v PX 600000 >/dev/null
+t_is "hz: an adoption by a user who may not ZRANGE adopts (no wake)" \
+    "$(as nozrh FCALL lapse_adopt 5 'lapse:{hz}:due' 'lapse:{hz}:jobs' \
+        'lapse:{hz}:fired' 'lapse:{hz}:gone' hz:k hz stream 0 1048576 k |
+        head -1):$(rcli ZRANGE 'lapse:{hz}:due' 0 -1 | paste -sd' ')" "1:e1 k"
+
 # A sweep recovers no more leases than MAXBYTES holds (at least one): each
 # recovered record is read and written again, and 1,000 leases of 1 MiB
 # payloads held Redis for seconds. Five expired leases, MAXBYTES 1: one
