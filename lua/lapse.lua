@@ -1946,7 +1946,7 @@ local function schedule_inflight(p, jobs, id)
 		return nil
 	end
 	local rec = record_unpack(read_typed('hash', 'HGET', jobs, id))
-	return { key = inflight, d = rec.d or (due_of(lease)) }
+	return { key = inflight, d = rec.d or (due_of(lease)), a = rec.a }
 end
 
 --[[
@@ -1987,7 +1987,10 @@ one's: for an event in flight, the due time of the occurrence under way).
 An event in flight (sinks http and exec) is replaced too: it leaves
 lapse:{NS}:inflight (read and written by name, like the horizon), so the
 attempt under way is stale (its ack changes nothing), and the new record
-starts a new occurrence (no d, attempt count 0). Likewise a recurring
+starts a new occurrence (no d, attempt count 0), but at the due time of
+the occurrence under way: that is the same occurrence for receivers (the
+same idempotency key), and its attempts go on counting (d and a kept), so
+that the attempt under way stays stale. Likewise a recurring
 event replaced (by another recurrence, or in/at) ends its occurrences
 under way (ID<space>DUE, in flight or waiting in due for a retry; see
 occurrences_to_end): they get no more attempts. The same recurrence
@@ -2076,8 +2079,14 @@ local function schedule(keys, args)
 	-- A recurrence replaced ends its occurrences under way, as the
 	-- event in flight is replaced.
 	local ending = rec and occurrences_to_end(p, id, rec.w)
+	-- At the due time of the occurrence in flight, it is that occurrence
+	-- again (its idempotency key, NS/id/due, is the same): its attempts
+	-- go on counting, or the next lease would carry the fence of the
+	-- attempt under way, whose late ack would end the new one.
+	local again = flying and not rule and due == flying.d
 	local r = redis_pcall('HSET', keys[2], id,
-	    record_pack({ p = payload, a = 0, c = now, u = url, r = rule }))
+	    record_pack({ p = payload, a = again and flying.a or 0, c = now,
+	    u = url, r = rule, d = again and due or nil }))
 	if type(r) == 'table' and r.err then
 		check_type(keys[2], 'hash')
 		error(r)

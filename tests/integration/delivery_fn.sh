@@ -176,6 +176,27 @@ t_is "an ack of the attempt under way when it was rescheduled is stale" \
     "$(ack F e4 4000 1)" 0
 t_is "and changes nothing" "$(digest)" "$d0"
 
+# Rescheduled at the due time of the occurrence in flight, it is that
+# occurrence again for receivers (the same Idempotency-Key NS/id/due):
+# its attempts go on counting, so that the attempt under way, answering
+# late, cannot ack (or retry, or extend) the new one.
+fcall_schedule F e5 at 5000 old >/dev/null
+dsweep F 10 >/dev/null
+t_is "rescheduled in flight at its own due time: status 2" \
+    "$(fcall_schedule F e5 at 5000 new | tr '\n' ' ')" "5000 2 "
+t_is "its record goes on from the attempt under way" \
+    "$(zscore F inflight e5):$(zscore F due e5):$(record F e5)" \
+    ':5000:{"a":1,"d":5000,"e":null,"p":"new","u":null}'
+t_is "leased again: attempt 2 of the same occurrence" \
+    "$(leased "$(dsweep F 10)" | jq -c '.[2]')" \
+    '["e5",5000,2,"new","","e5",-1]'
+d0=$(digest)
+t_is "the late ack of the attempt under way at the reschedule is stale" \
+    "$(ack F e5 5000 1)" 0
+t_is "a stale retry likewise" "$(retry F e5 5000 1 1000 3 0 boom)" '[0,-1]'
+t_is "and they change nothing" "$(digest)" "$d0"
+t_is "the new attempt acks" "$(ack F e5 5000 2)" 1
+
 # A batch: the reactor acks what one loop turn finished in one call.
 for i in 1 2 3 4; do fcall_schedule K "k$i" at "${i}000" "p$i" >/dev/null; done
 dsweep K 10 >/dev/null
