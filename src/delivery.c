@@ -64,7 +64,10 @@
  */
 #define DELIVERY_ERROR_MAX 4096
 
-/* Output of a command kept for its error. */
+/*
+ * Output of a command kept for its error: of more, its first quarter and
+ * its last three (spawn.h), where a script says why it failed.
+ */
 #define DELIVERY_OUTPUT_MAX 4096
 
 /* A command that ignores SIGTERM is killed this long after. */

@@ -84,6 +84,8 @@ struct spawn {
 	size_t outsize;
 	size_t capture_max;
 	int truncated;
+	size_t ring_start; /* once truncated: the ring's oldest byte */
+	size_t taillen; /* once linearised: the ring's bytes */
 	struct event *out_ev;
 
 	uint64_t timeout_ms;
@@ -168,28 +170,111 @@ close_output(struct spawn *sp)
 	close_fd(&sp->out_fd);
 }
 
-/* Keep what fits under capture_max; note that the rest was dropped. */
-static void
-keep_output(struct spawn *sp, const char *buf, size_t n)
+/*
+ * The output is kept in one buffer of capture_max bytes at most (plus a
+ * NUL), allocated as it comes: while it fits, as it came. Past that, its
+ * first quarter (head_size()) keeps the start of the output, and the rest
+ * is a ring that keeps its latest bytes, oldest at ring_start, put in
+ * order once at the end (linearise()). So what a command prints is never
+ * held in full, however much it is, and a failing script's last line, the
+ * one that says why, is kept.
+ */
+static size_t
+head_size(const struct spawn *sp)
 {
-	size_t room = sp->capture_max - sp->outlen;
+	return (sp->capture_max / 4);
+}
 
-	if (n > room) {
-		sp->truncated = 1;
-		n = room;
-	}
+/* Append n bytes, which fit under capture_max, growing the buffer. */
+static void
+append_output(struct spawn *sp, const char *buf, size_t n)
+{
+	size_t want = sp->outlen + n + 1;
+
 	if (n == 0)
 		return;
-	if (sp->outlen + n + 1 > sp->outsize) {
-		sp->outsize = sp->outsize * 2 > sp->outlen + n + 1
-		    ? sp->outsize * 2
-		    : sp->outlen + n + 1;
+	if (want > sp->outsize) {
+		sp->outsize = sp->outsize * 2 > want ? sp->outsize * 2 : want;
 		if (sp->outsize > sp->capture_max + 1)
 			sp->outsize = sp->capture_max + 1;
 		sp->output = xreallocarray(sp->output, 1, sp->outsize);
 	}
 	memcpy(sp->output + sp->outlen, buf, n);
 	sp->outlen += n;
+}
+
+/* Write n bytes into the full ring over its oldest ones. */
+static void
+ring_output(struct spawn *sp, const char *buf, size_t n)
+{
+	char *ring = sp->output + head_size(sp);
+	size_t size = sp->capture_max - head_size(sp), first;
+
+	if (size == 0)
+		return;
+	if (n > size) {
+		buf += n - size;
+		n = size;
+	}
+	first = size - sp->ring_start < n ? size - sp->ring_start : n;
+	memcpy(ring + sp->ring_start, buf, first);
+	memcpy(ring, buf + first, n - first);
+	sp->ring_start = (sp->ring_start + n) % size;
+}
+
+/* Keep what fits under capture_max, then the latest bytes in the ring. */
+static void
+keep_output(struct spawn *sp, const char *buf, size_t n)
+{
+	size_t room = sp->capture_max - sp->outlen;
+
+	if (n <= room) {
+		append_output(sp, buf, n);
+		return;
+	}
+	append_output(sp, buf, room);
+	sp->truncated = 1;
+	ring_output(sp, buf + room, n - room);
+}
+
+static void
+reverse(char *p, size_t n)
+{
+	char c;
+	size_t i;
+
+	for (i = 0; i < n / 2; i++) {
+		c = p[i];
+		p[i] = p[n - 1 - i];
+		p[n - 1 - i] = c;
+	}
+}
+
+/*
+ * Put the ring in order, in place (three reversals rotate it), and drop
+ * the UTF-8 continuation bytes it may start with: the rest of a character
+ * whose start was overwritten. Sets taillen.
+ */
+static void
+linearise(struct spawn *sp)
+{
+	char *ring;
+	size_t size, skip = 0;
+
+	if (!sp->truncated || sp->output == NULL)
+		return;
+	ring = sp->output + head_size(sp);
+	size = sp->outlen - head_size(sp);
+	reverse(ring, sp->ring_start);
+	reverse(ring + sp->ring_start, size - sp->ring_start);
+	reverse(ring, size);
+	sp->ring_start = 0;
+	while (skip < size && skip < 3 &&
+	    ((unsigned char)ring[skip] & 0xc0) == 0x80)
+		skip++;
+	memmove(ring, ring + skip, size - skip);
+	sp->outlen -= skip;
+	sp->taillen = size - skip;
 }
 
 /*
@@ -284,6 +369,7 @@ fill_result(const struct spawn *sp, struct spawn_result *r)
 	r->output = sp->output != NULL ? sp->output : "";
 	r->outlen = sp->outlen;
 	r->truncated = sp->truncated;
+	r->taillen = sp->taillen;
 }
 
 static void
@@ -292,6 +378,7 @@ done_cb(evutil_socket_t fd, short what, void *arg)
 	struct spawn *sp = arg;
 	struct spawn_result r;
 
+	linearise(sp);
 	if (sp->output != NULL)
 		sp->output[sp->outlen] = '\0';
 	fill_result(sp, &r);
@@ -927,31 +1014,153 @@ render_next(struct render *rd, const char *p, size_t n)
 	return (1);
 }
 
-/*
- * Render the n bytes of output at p, white space around them removed,
- * into buf (max + 1 bytes), ending in "..." when cut or when more was
- * discarded: the white space it folds may leave room, and what is shown
- * must not pass for all there was. Returns the length written, 0 for
- * nothing but white space.
- */
-static size_t
-render_output(char *buf, size_t max, const char *p, size_t n, int more)
+/* Render the n bytes at p, white space around them removed, into rd. */
+static void
+render_trimmed(struct render *rd, const char *p, size_t n)
 {
-	struct render rd = { buf, 0, max, 0, 0 };
 	size_t i = 0;
 
 	while (n > 0 && is_space(p[n - 1]))
 		n--;
 	while (i < n && is_space(p[i]))
 		i++;
-	while (i < n && !rd.full)
-		i += render_next(&rd, p + i, n - i);
+	while (i < n && !rd->full)
+		i += render_next(rd, p + i, n - i);
+}
+
+/*
+ * Render the n bytes of output at p into buf (max + 1 bytes), ending in
+ * "..." when cut or when more was discarded: the white space it folds may
+ * leave room, and what is shown must not pass for all there was. Returns
+ * the length written, 0 for nothing but white space.
+ */
+static size_t
+render_output(char *buf, size_t max, const char *p, size_t n, int more)
+{
+	struct render rd = { buf, 0, max, 0, 0 };
+
+	render_trimmed(&rd, p, n);
 	if (rd.full || more) {
 		memcpy(buf + rd.cut, "...", 3);
 		rd.len = rd.cut + 3;
 	}
 	buf[rd.len] = '\0';
 	return (rd.len);
+}
+
+/* The width of the piece at p (n bytes left); its bytes in *size. */
+static size_t
+piece_width(const char *p, size_t n, size_t *size)
+{
+	char scratch[8];
+	struct render rd = { scratch, 0, sizeof scratch, 0, 0 };
+
+	*size = render_next(&rd, p, n);
+	return (rd.len);
+}
+
+/*
+ * How many of the n bytes at p, which were cut at their end, render in
+ * room: whole pieces, then, when a line break lies in the last quarter of
+ * them, without the line it starts, which lost its end.
+ */
+static size_t
+fit_head(const char *p, size_t n, size_t room)
+{
+	size_t i = 0, j, width = 0, w, size;
+
+	while (i < n) {
+		w = piece_width(p + i, n - i, &size);
+		if (width + w > room)
+			break;
+		width += w;
+		i += size;
+	}
+	for (j = i; j > i - i / 4; j--) {
+		if (p[j - 1] == '\n')
+			return (j);
+	}
+	return (i);
+}
+
+/*
+ * Where the end of the n bytes at p that renders in room begins: whole
+ * pieces are dropped from the front, then, when a line break lies in the
+ * first quarter of what is left, the line it ends, which lost its start.
+ * So the lines shown on either side of " ... " are whole ones (unless one
+ * line fills a quarter).
+ */
+static size_t
+fit_tail(const char *p, size_t n, size_t room)
+{
+	size_t i, width = 0, size;
+	const char *nl;
+
+	for (i = 0; i < n; i += size)
+		width += piece_width(p + i, n - i, &size);
+	for (i = 0; i < n && width > room; i += size)
+		width -= piece_width(p + i, n - i, &size);
+	nl = memchr(p + i, '\n', (n - i) / 4);
+	return (nl != NULL ? (size_t)(nl - p) + 1 : i);
+}
+
+/* n less an incomplete UTF-8 sequence at its end, cut by the capture. */
+static size_t
+utf8_whole(const char *p, size_t n)
+{
+	size_t i = n;
+	unsigned char c;
+
+	while (i > 0 && n - i < 3 && ((unsigned char)p[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0)
+		return (n);
+	c = (unsigned char)p[i - 1];
+	if (c >= 0xc2 && c <= 0xf4 && utf8_len(p + i - 1, n - i + 1) == 0)
+		return (i - 1);
+	return (n);
+}
+
+/*
+ * Render output of which bytes were discarded between its start (n -
+ * taillen bytes at p) and its end (the taillen after them) into buf (max
+ * + 1 bytes, max at least 4): the start in at most a quarter of max, then
+ * " ... " for what is missing, then as much of the end as fits, cut at its
+ * front, not at its end: a failing command says why last. No "..." at the
+ * end: the separator says already that this is not all. Its blank goes
+ * where there is nothing to separate: "... end", "start ...", "...".
+ * Returns the length written.
+ */
+static size_t
+render_gap(char *buf, size_t max, const char *p, size_t n, size_t taillen)
+{
+	struct render rd = { buf, 0, max, 0, 0 };
+	const char *tail = p + n - taillen;
+	size_t headlen = utf8_whole(p, n - taillen), skip;
+
+	headlen = fit_head(p, headlen, max > 5 ? (max - 5) / 4 : 0);
+	render_trimmed(&rd, p, headlen);
+	skip = fit_tail(tail, taillen, max - rd.len - (rd.len > 0 ? 5 : 4));
+	while (skip < taillen && is_space(tail[skip]))
+		skip++;
+	if (rd.len > 0)
+		render_piece(&rd, " ", 1);
+	render_piece(&rd, "...", 3);
+	if (skip < taillen) {
+		render_piece(&rd, " ", 1);
+		render_trimmed(&rd, tail + skip, taillen - skip);
+	}
+	buf[rd.len] = '\0';
+	return (rd.len);
+}
+
+/* The output of r rendered into buf (max + 1 bytes); its length. */
+static size_t
+render_result(char *buf, size_t max, const struct spawn_result *r)
+{
+	if (r->truncated && r->taillen > 0 && r->taillen <= r->outlen)
+		return (render_gap(buf, max, r->output, r->outlen, r->taillen));
+	return (render_output(buf, max, r->output, r->outlen, r->truncated));
 }
 
 char *
@@ -977,8 +1186,7 @@ spawn_describe(const struct spawn_result *r, size_t max)
 	s = xmalloc(max + 1);
 	memcpy(s, end, len);
 	memcpy(s + len, ": ", 2);
-	if (render_output(s + len + 2, max - len - 2, r->output, r->outlen,
-	        r->truncated) == 0)
+	if (render_result(s + len + 2, max - len - 2, r) == 0)
 		s[len] = '\0';
 	free(end);
 	return (s);

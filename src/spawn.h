@@ -2,8 +2,9 @@
  * Running one command for the exec sink: a child process started with
  * posix_spawn(), never through a shell, driven by the event loop. Its
  * stdin is fed from a buffer and then closed, its stdout and stderr are
- * captured (interleaved, as read, up to a bound), and its end is reported
- * to a callback once, from the loop. The child runs in a process group of
+ * captured (interleaved, as read, up to a bound: of more, its start and
+ * its end, where a failing command says why), and its end is reported to
+ * a callback once, from the loop. The child runs in a process group of
  * its own, with no signal blocked or ignored and no descriptor of the
  * daemon but the three standard ones; a timeout or a cancel ends the
  * group with SIGTERM, then SIGKILL.
@@ -40,7 +41,13 @@ struct spawn_opts {
 	/* 0: none; else SIGTERM to the process group ... */
 	uint64_t timeout_ms;
 	uint64_t kill_after_ms; /* ... and SIGKILL this long after */
-	size_t capture_max; /* bytes of stdout+stderr kept */
+	/*
+	 * Bytes of stdout+stderr kept. Past it, the first quarter of it
+	 * keeps the start of the output and the rest its end (a failing
+	 * script says why last); what lies between is discarded. Memory
+	 * used: capture_max + 1 bytes at most, whatever the output.
+	 */
+	size_t capture_max;
 };
 
 struct spawn_result {
@@ -54,6 +61,13 @@ struct spawn_result {
 	const char *output; /* captured output, NUL-terminated (borrowed) */
 	size_t outlen; /* not counting the NUL */
 	int truncated; /* more output than capture_max was discarded */
+	/*
+	 * When truncated: the last taillen bytes of output are the end of
+	 * the output, the bytes before them its start, and what was
+	 * discarded lay between (0: after them all). The end never starts
+	 * inside a UTF-8 sequence.
+	 */
+	size_t taillen;
 };
 
 /*
@@ -137,6 +151,15 @@ size_t spawn_running(void);
  * that are not UTF-8 as "\xHH", cut to fit max with "..." at its end;
  * output past capture_max ends in "..." too (": ..." when what was kept
  * is white space). A cut never splits a UTF-8 sequence or a "\xHH".
+ *
+ * Output of which the middle was discarded (taillen set) is shown as its
+ * start, " ... ", its end: the start in a quarter of max at most, the end
+ * in the rest, cut at its front when need be, never at its end, and from
+ * the start of a line when a line break lies in its first quarter:
+ *
+ *	"exit status 1: line 1 | line 2 ... line 19999 | ValueError: x"
+ *
+ * (with nothing but white space on one side: "... end", "start ...").
  */
 char *spawn_describe(const struct spawn_result *, size_t max);
 

@@ -102,6 +102,19 @@ while [ $i -lt 100 ]; do
 done
 exit 1
 EOF
+# last.sh: fails as a long-running script does, 20,000 lines of progress
+# (208,894 bytes), then the reason, on its last line.
+cat >"$T_DIR/last.sh" <<'EOF'
+#!/bin/sh
+cat >/dev/null
+i=1
+while [ $i -le 20000 ]; do
+	echo "line $i"
+	i=$((i + 1))
+done
+echo "ValueError: the last line" >&2
+exit 1
+EOF
 # pause.sh: stops lapsed, its parent, then exits 0 at once: lapsed does
 # not run again before its timeout has passed, as under a heavy load.
 cat >"$T_DIR/pause.sh" <<'EOF'
@@ -125,6 +138,7 @@ lapsed_conf r1 \
     "$(exec_ns bad "$T_DIR/baddata.sh")" \
     "$(exec_ns trace "$T_DIR/trace.sh")" "max-attempts = 1" \
     "$(exec_ns padded "$T_DIR/padded.sh")" "max-attempts = 1" \
+    "$(exec_ns last "$T_DIR/last.sh")" "max-attempts = 1" \
     "$(exec_ns hang "$T_DIR/hang.sh")" "timeout = 1s" "lease = 5s" \
     "max-attempts = 1" \
     "$(exec_ns orphan "$T_DIR/orphan.sh")" "timeout = 20s" "lease = 30s" \
@@ -173,13 +187,21 @@ wait_until 10 "the dead" '[ "$(rcli XLEN "lapse:{trace}:dead")" = 1 ]'
 t_match "a failed command's output of 3,000 bytes is all in its error" \
     "$(dead trace)" \
     '^t1\|1\|exit status 1: at frame 0: .* at frame 48: .* \| the end of the trace$'
-# Output past the 4 KiB kept says so, though the blanks it folds leave
-# room: the rows kept, then "..." (before: the rows kept, row 51 last, as
-# if there were no more).
+# Output past the 4 KiB kept: its first KiB, " ... ", its last 3 KiB,
+# from the start of a line (before: the rows kept, then "...", row 51 last,
+# rows 52 to 99 lost).
 lapse_cli schedule padded p1 --in 100ms >/dev/null
 wait_until 10 "the dead" '[ "$(rcli XLEN "lapse:{padded}:dead")" = 1 ]'
-t_match "output cut at 4 KiB ends with \"...\"" "$(dead padded)" \
-    '^p1\|1\|exit status 1: row 0 \| row 1 \| .* \| row 51\.\.\.$'
+t_match "output past 4 KiB: its start, \" ... \", its end" "$(dead padded)" \
+    '^p1\|1\|exit status 1: row 0 \| row 1 \| .* \.\.\. row [0-9]+ \| .* \| row 99$'
+# The line that says why a script failed is its last, past 4 KiB of
+# output (before: the first 4 KiB as far as they fit, lines 1 to 380,
+# then "...").
+lapse_cli schedule last l1 --in 100ms >/dev/null
+wait_until 10 "the dead" '[ "$(rcli XLEN "lapse:{last}:dead")" = 1 ]'
+t_match "a failed command's last line is in its error, after its first" \
+    "$(dead last)" \
+    '^l1\|1\|exit status 1: line 1 \| line 2 \| .* \.\.\. line [0-9]+ \| .* \| line 20000 \| ValueError: the last line$'
 
 # --- a hanging command: its process group is killed ----------------------
 lapse_cli schedule hang h1 --in 100ms >/dev/null

@@ -255,8 +255,9 @@ START_TEST(test_capture_max)
 	ck_assert_int_eq(o.r.status, 0);
 	ck_assert_uint_eq(o.r.outlen, 1000);
 	ck_assert_int_eq(o.r.truncated, 1);
-	ck_assert_uint_eq(strspn(o.r.output, "a"), 1000);
-	ck_assert_int_eq(o.r.output[1000], '\0');
+	ck_assert_uint_eq(o.r.taillen, 750);
+	ck_assert_uint_eq(strspn(o.r.output, "a"), 996);
+	ck_assert_str_eq(o.r.output + 996, "end\n");
 	outcome_free(&o);
 
 	opts.capture_max = 0;
@@ -275,6 +276,94 @@ START_TEST(test_capture_max)
 	ck_assert_str_eq(o.r.output, "12345");
 	ck_assert_int_eq(o.r.truncated, 0);
 	outcome_free(&o);
+}
+END_TEST
+
+/*
+ * Past capture_max, its first quarter keeps the start of the output and
+ * the rest its end; the byte between, and only it, is dropped.
+ */
+START_TEST(test_capture_bound)
+{
+	char *const *argv = STRV("/bin/sh", "-c", "printf abcdefgh; exit 1");
+	struct spawn_opts opts;
+	struct outcome o;
+
+	opts_init(&opts, argv);
+	opts.capture_max = 8;
+	run(&opts, &o);
+	ck_assert_str_eq(o.r.output, "abcdefgh");
+	ck_assert_int_eq(o.r.truncated, 0);
+	ck_assert_str_eq(o.describe, "exit status 1: abcdefgh");
+	outcome_free(&o);
+
+	opts.argv = STRV("/bin/sh", "-c", "printf abcdefghi; exit 1");
+	run(&opts, &o);
+	ck_assert_str_eq(o.r.output, "abdefghi");
+	ck_assert_int_eq(o.r.truncated, 1);
+	ck_assert_uint_eq(o.r.taillen, 6);
+	ck_assert_str_eq(o.describe, "exit status 1: ab ... defghi");
+	outcome_free(&o);
+}
+END_TEST
+
+/* The end kept does not start with the rest of a character cut in two. */
+START_TEST(test_capture_utf8)
+{
+	char *const *argv =
+	    STRV("/bin/sh", "-c", "printf 'abc\342\202\25412345'; exit 1");
+	struct spawn_opts opts;
+	struct outcome o;
+
+	opts_init(&opts, argv);
+	opts.capture_max = 8; /* "ab" and "\xac12345" */
+	run(&opts, &o);
+	ck_assert_str_eq(o.r.output, "ab12345");
+	ck_assert_int_eq(o.r.truncated, 1);
+	ck_assert_uint_eq(o.r.taillen, 5);
+	ck_assert_str_eq(o.describe, "exit status 1: ab ... 12345");
+	outcome_free(&o);
+}
+END_TEST
+
+#define TAIL_LINES 12000
+
+/*
+ * A script failing after 100 KB of output says why on its last line:
+ * kept, with the first KiB, whatever the reads the output came in; the
+ * memory held is capture_max.
+ */
+START_TEST(test_capture_tail)
+{
+	char *const *argv = STRV("/bin/sh", "-c",
+	    "i=1; while [ $i -le 12000 ]; do echo \"line $i\"; i=$((i + 1));"
+	    " done; echo 'ValueError: the last line' >&2; exit 1");
+	struct spawn_opts opts;
+	struct outcome o;
+	char *want;
+	size_t len = 0, size = TAIL_LINES * 16 + 64;
+	int i;
+
+	want = malloc(size);
+	ck_assert_ptr_nonnull(want);
+	for (i = 1; i <= TAIL_LINES; i++)
+		len += (size_t)snprintf(want + len, size - len, "line %d\n", i);
+	len += (size_t)snprintf(
+	    want + len, size - len, "ValueError: the last line\n");
+	opts_init(&opts, argv);
+	run(&opts, &o);
+	ck_assert_int_eq(o.r.status, 1);
+	ck_assert_int_eq(o.r.truncated, 1);
+	ck_assert_uint_eq(o.r.outlen, 4096);
+	ck_assert_uint_eq(o.r.taillen, 3072);
+	ck_assert_mem_eq(o.r.output, want, 1024);
+	ck_assert_mem_eq(o.r.output + 1024, want + len - 3072, 3072);
+	ck_assert_str_eq(o.describe,
+	    "exit status 1: line 1 | line 2 | line 3 | line 4 | line 5 ... "
+	    "line 11993 | line 11994 | line 11995 | line 11996 | line 11997 | "
+	    "line 11998 | line 11999 | line 12000 | ValueError: the last line");
+	outcome_free(&o);
+	free(want);
 }
 END_TEST
 
@@ -1020,6 +1109,39 @@ static const struct describe_case {
 	    "exit status 1: ab..." },
 	{ { .status = 1, OUT("\n\n"), .truncated = 1 }, 200,
 	    "exit status 1: ..." },
+	/*
+	 * Its middle discarded: the start, " ... ", the end (its last
+	 * taillen bytes), which is cut at its front and from a line's
+	 * start, never at its end.
+	 */
+	{ { .status = 1,
+	      OUT("one\ntwo\nnine\nten\n"),
+	      .truncated = 1,
+	      .taillen = 9 },
+	    200, "exit status 1: one | two ... nine | ten" },
+	{ { .status = 1,
+	      OUT("one\nne\nten\neleven\ntwelve"),
+	      .truncated = 1,
+	      .taillen = 20 },
+	    200, "exit status 1: one ... ten | eleven | twelve" },
+	{ { .status = 1,
+	      OUT("one\nnine\nten\neleven\ntwelve"),
+	      .truncated = 1,
+	      .taillen = 22 },
+	    40, "exit status 1: one ... eleven | twelve" },
+	{ { .status = 1,
+	      OUT("one\nthe last line is long"),
+	      .truncated = 1,
+	      .taillen = 21 },
+	    40, "exit status 1: one ... last line is long" },
+	{ { .status = 1, OUT("a\342\202end"), .truncated = 1, .taillen = 3 },
+	    200, "exit status 1: a ... end" },
+	{ { .status = 1, OUT(" \nend\n"), .truncated = 1, .taillen = 4 }, 200,
+	    "exit status 1: ... end" },
+	{ { .status = 1, OUT("start\n\n"), .truncated = 1, .taillen = 2 }, 200,
+	    "exit status 1: start ..." },
+	{ { .status = 1, OUT("\n\n"), .truncated = 1, .taillen = 1 }, 200,
+	    "exit status 1: ..." },
 	/* Too little room for output: the end alone, cut if need be. */
 	{ { .status = 1, OUT("abc") }, 19, "exit status 1: abc" },
 	{ { .status = 1, OUT("abc") }, 18, "exit status 1" },
@@ -1045,7 +1167,10 @@ START_TEST(test_describe)
 }
 END_TEST
 
-/* Whatever the output and max, the description fits in max. */
+/*
+ * Whatever the output, its part kept from its end and max, the
+ * description fits in max.
+ */
 START_TEST(test_describe_bound)
 {
 	struct spawn_result r;
@@ -1056,10 +1181,12 @@ START_TEST(test_describe_bound)
 	memset(&r, 0, sizeof r);
 	r.status = 2;
 	r.output = out;
-	for (max = 0; max < 120; max++) {
+	for (max = 0; max < 240; max++) {
 		for (i = 0; i < sizeof out; i++)
 			out[i] = (char)unit_next_value(&state);
 		r.outlen = sizeof out;
+		r.truncated = max >= 120;
+		r.taillen = (max * 7) % sizeof out;
 		s = spawn_describe(&r, max);
 		ck_assert_uint_le(strlen(s), max < 16 ? 16 : max);
 		ck_assert(strncmp(s, "exit status 2", 13) == 0);
@@ -1081,6 +1208,9 @@ spawn_suite(void)
 	tcase_add_test(tc, test_killed_by_signal);
 	tcase_add_test(tc, test_output_interleaved);
 	tcase_add_test(tc, test_capture_max);
+	tcase_add_test(tc, test_capture_bound);
+	tcase_add_test(tc, test_capture_utf8);
+	tcase_add_test(tc, test_capture_tail);
 	tcase_add_test(tc, test_input_binary);
 	tcase_add_test(tc, test_no_deadlock);
 	tcase_add_test(tc, test_input_not_read);
