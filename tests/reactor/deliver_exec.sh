@@ -79,40 +79,18 @@ with open(os.path.join(os.path.dirname(sys.argv[0]), "escapee.pid"), "w") as f:
     f.write(str(os.getpid()))
 time.sleep(60)
 EOF
-# trace.sh: fails with a trace of 3,000 bytes, as a program that crashes.
-cat >"$T_DIR/trace.sh" <<'EOF'
+# lines.sh FROM TO FORMAT [LAST]: fails after the lines FORMAT makes of
+# each number FROM to TO (printf), then LAST on stderr: a program that
+# crashes with a trace, or a long-running script whose reason comes last.
+cat >"$T_DIR/lines.sh" <<'EOF'
 #!/bin/sh
 cat >/dev/null
-i=0
-while [ $i -lt 49 ]; do
-	echo "  at frame $i: a line of the trace, sixty bytes long......"
+i=$1
+while [ "$i" -le "$2" ]; do
+	printf "$3\n" "$i"
 	i=$((i + 1))
 done
-echo "the end of the trace" >&2
-exit 1
-EOF
-# padded.sh: fails with 100 lines padded to 80 columns, 8,100 bytes.
-cat >"$T_DIR/padded.sh" <<'EOF'
-#!/bin/sh
-cat >/dev/null
-i=0
-while [ $i -lt 100 ]; do
-	printf '%-79s\n' "row $i"
-	i=$((i + 1))
-done
-exit 1
-EOF
-# last.sh: fails as a long-running script does, 20,000 lines of progress
-# (208,894 bytes), then the reason, on its last line.
-cat >"$T_DIR/last.sh" <<'EOF'
-#!/bin/sh
-cat >/dev/null
-i=1
-while [ $i -le 20000 ]; do
-	echo "line $i"
-	i=$((i + 1))
-done
-echo "ValueError: the last line" >&2
+[ -n "$4" ] && echo "$4" >&2
 exit 1
 EOF
 # pause.sh: stops lapsed, its parent, then exits 0 at once: lapsed does
@@ -136,9 +114,13 @@ lapsed_conf r1 \
     "$(exec_ns rec "$T_DIR/record.sh 'a b' \"c\\\"d\" \$HOME *")" \
     "$(exec_ns flaky "$T_DIR/flaky.sh")" "retry = 200ms" \
     "$(exec_ns bad "$T_DIR/baddata.sh")" \
-    "$(exec_ns trace "$T_DIR/trace.sh")" "max-attempts = 1" \
-    "$(exec_ns padded "$T_DIR/padded.sh")" "max-attempts = 1" \
-    "$(exec_ns last "$T_DIR/last.sh")" "max-attempts = 1" \
+    "$(exec_ns trace "$T_DIR/lines.sh 0 48 '  at frame %s: a line of \
+the trace, sixty bytes long......' 'the end of the trace'")" \
+    "max-attempts = 1" \
+    "$(exec_ns padded "$T_DIR/lines.sh 0 99 'row %-75s'")" \
+    "max-attempts = 1" \
+    "$(exec_ns last "$T_DIR/lines.sh 1 20000 'line %s' \
+'ValueError: the last line'")" "max-attempts = 1" \
     "$(exec_ns hang "$T_DIR/hang.sh")" "timeout = 1s" "lease = 5s" \
     "max-attempts = 1" \
     "$(exec_ns orphan "$T_DIR/orphan.sh")" "timeout = 20s" "lease = 30s" \
