@@ -2774,8 +2774,12 @@ local function lease_sweep(c, keys, args)
 	-- acks: XADD may be refused (a stream whose entry ids are
 	-- exhausted), and a sweep that claimed before it was refused
 	-- answered none of the records it had leased. The first refused
-	-- refuses the call, nothing written; a later one (the ids ran out
-	-- in this call) leaves its event and those after it in flight.
+	-- refuses the call with nothing written but the trigger keys' DEL
+	-- above (keys of events due by now, past their time: the DEL goes
+	-- first because a slot's migration may refuse it, and a dead entry
+	-- written before a refused DEL would be written again by the next
+	-- sweep); a later one (the ids ran out in this call) leaves its
+	-- event and those after it in flight.
 	lost.buried = {}
 	for i = 1, dying and #lost.id or 0 do
 		if lost.dying[i] then
@@ -2837,7 +2841,8 @@ everything else that could refuse the call has been checked, the user's
 permission to run the hand-off's ZADD and HSET included, and after the
 dead entries of the leases it recovers to dead: a dead stream that
 refuses XADD (its entry ids exhausted) refuses the call, nothing
-written ("lapse:{NS}:dead refused the dead entry of ID: ..."; should
+written but the DEL of the claimed events' trigger keys, past their
+time ("lapse:{NS}:dead refused the dead entry of ID: ..."; should
 the ids run out within the call, the events left are left in flight
 for the next sweep). Then it recovers the expired leases
 (inflight score <= now, at most 1000, earliest first, and no more once

@@ -458,12 +458,22 @@ d0=$(digest)
 # bad WANT FUNCTION NUMKEYS ARGS...: FCALL answers the error WANT and the
 # dataset is unchanged.
 bad() {
-	local want=$1 got
+	local want=$1 got e0
 	shift
+	e0=$(all_events)
 	got=$(rcli FCALL "$@" 2>&1)
 	t_is "FCALL $(printf '%s' "$*" | head -c 90): the error" "$got" "$want"
 	t_is "FCALL $(printf '%s' "$*" | head -c 90): nothing changed" \
-	    "$(digest)" "$d0"
+	    "$(digest):$(all_events)" "$d0:$e0"
+}
+# all_events: every namespace's pending and in-flight events, with their
+# scores, a line each.
+all_events() {
+	local key
+	for key in $(rcli --scan --pattern 'lapse:{*}:due' | sort) \
+	    $(rcli --scan --pattern 'lapse:{*}:inflight' | sort); do
+		echo "$key $(rcli ZRANGE "$key" 0 -1 WITHSCORES | paste -sd' ')"
+	done
 }
 Bk4="$(k4 B)"
 # shellcheck disable=SC2086

@@ -372,7 +372,8 @@ refused cs nohdel3 "ERR no permission to HDEL" \
 # and then be refused, the event both pending and dead (delivered twice
 # once requeued again); by one who may not ZADD, to leave a record in jobs
 # with no due time. Each of its commands is checked before the first.
-# dead_case NS: NS's a1 dead (max-attempts 1, retried once).
+# dead_case NS USER COMMAND: NS's a1 dead (max-attempts 1, retried once),
+# and USER, who may do anything on NS's keys but COMMAND (as acl_case).
 dead_case() {
 	fcall_schedule "$1" a1 at 1000 p1 >/dev/null
 	# shellcheck disable=SC2046
@@ -381,12 +382,12 @@ dead_case() {
 	# shellcheck disable=SC2046
 	rcli FCALL lapse_retry 4 $(xk4 "$1") "$1" a1 1000 1 0 1 0 failed \
 	    >/dev/null
+	rcli ACL SETUSER "$2" on '>pw' "~lapse:{$1}:*" '&*' '+@all' "-$3" \
+	    >/dev/null
 }
 for cmd in xdel zadd hset; do
 	ns=rq$cmd
-	dead_case $ns
-	rcli ACL SETUSER "no$ns" on '>pw' "~lapse:{$ns}:*" '&*' '+@all' \
-	    "-$cmd" >/dev/null
+	dead_case $ns "no$ns" $cmd
 	for how in "id a1" "all 10"; do
 		# shellcheck disable=SC2086
 		refused $ns "no$ns" "ERR no permission to ${cmd^^}" \
@@ -396,9 +397,7 @@ for cmd in xdel zadd hset; do
 	t_is "$ns: a1 still dead, once" "$(rcli XLEN "lapse:{$ns}:dead")" 1
 done
 # Its reply's XLEN, after the writes, likewise.
-dead_case rqxlen
-rcli ACL SETUSER norqxlen on '>pw' '~lapse:{rqxlen}:*' '&*' '+@all' -xlen \
-    >/dev/null
+dead_case rqxlen norqxlen xlen
 for how in "id a1" "all 10"; do
 	# shellcheck disable=SC2086
 	refused rqxlen norqxlen "ERR no permission to XLEN" \
@@ -430,9 +429,7 @@ t_is "ws: a1 pending before a2, none in flight" \
     "$(due_ids ws) $(rcli ZCARD 'lapse:{ws}:inflight')" "a1 a2 0"
 for how in "id a1" "all 10"; do
 	ns=wq${how%% *}
-	dead_case "$ns"
-	rcli ACL SETUSER "no$ns" on '>pw' "~lapse:{$ns}:*" '&*' '+@all' \
-	    -zrange >/dev/null
+	dead_case "$ns" "no$ns" zrange
 	# shellcheck disable=SC2086
 	t_is "$ns: a requeue by a user who may not ZRANGE" \
 	    "$(as "no$ns" FCALL lapse_requeue 3 "lapse:{$ns}:due" \
