@@ -162,27 +162,31 @@ t_is "(the output may echo the payload)" \
 wait_until 10 "the dead" '[ "$(rcli XLEN "lapse:{bad}:dead")" = 1 ]'
 t_match "exit 65 (dead-exit): dead at once, with stderr in the error" \
     "$(dead bad)" '^b1\|1\|exit status 65.*cannot parse the payload'
+# failed NS ID: ID scheduled in NS (max-attempts 1), its dead entry once
+# there.
+failed() {
+	local ns=$1
+	lapse_cli schedule "$ns" "$2" --in 100ms >/dev/null
+	wait_until 10 "the dead of $ns" \
+	    '[ "$(rcli XLEN "lapse:{$ns}:dead")" = 1 ]'
+	dead "$ns"
+}
 # The output, up to 4 KiB as README says, is the error: all of a trace of
 # 3,000 bytes (before: its first 1,000 bytes or so, then "...").
-lapse_cli schedule trace t1 --in 100ms >/dev/null
-wait_until 10 "the dead" '[ "$(rcli XLEN "lapse:{trace}:dead")" = 1 ]'
 t_match "a failed command's output of 3,000 bytes is all in its error" \
-    "$(dead trace)" \
+    "$(failed trace t1)" \
     '^t1\|1\|exit status 1: at frame 0: .* at frame 48: .* \| the end of the trace$'
 # Output past the 4 KiB kept: its first KiB, " ... ", its last 3 KiB,
 # from the start of a line (before: the rows kept, then "...", row 51 last,
 # rows 52 to 99 lost).
-lapse_cli schedule padded p1 --in 100ms >/dev/null
-wait_until 10 "the dead" '[ "$(rcli XLEN "lapse:{padded}:dead")" = 1 ]'
-t_match "output past 4 KiB: its start, \" ... \", its end" "$(dead padded)" \
+t_match "output past 4 KiB: its start, \" ... \", its end" \
+    "$(failed padded p1)" \
     '^p1\|1\|exit status 1: row 0 \| row 1 \| .* \.\.\. row [0-9]+ \| .* \| row 99$'
 # The line that says why a script failed is its last, past 4 KiB of
 # output (before: the first 4 KiB as far as they fit, lines 1 to 380,
 # then "...").
-lapse_cli schedule last l1 --in 100ms >/dev/null
-wait_until 10 "the dead" '[ "$(rcli XLEN "lapse:{last}:dead")" = 1 ]'
 t_match "a failed command's last line is in its error, after its first" \
-    "$(dead last)" \
+    "$(failed last l1)" \
     '^l1\|1\|exit status 1: line 1 \| line 2 \| .* \.\.\. line [0-9]+ \| .* \| line 20000 \| ValueError: the last line$'
 
 # --- a hanging command: its process group is killed ----------------------
