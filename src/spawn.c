@@ -1154,13 +1154,40 @@ render_gap(char *buf, size_t max, const char *p, size_t n, size_t taillen)
 	return (rd.len);
 }
 
-/* The output of r rendered into buf (max + 1 bytes); its length. */
+/* The width of the n bytes at p rendered, white space around them removed. */
+static size_t
+render_width(const char *p, size_t n)
+{
+	size_t i = 0, width = 0, size;
+
+	while (n > 0 && is_space(p[n - 1]))
+		n--;
+	while (i < n && is_space(p[i]))
+		i++;
+	for (; i < n; i += size)
+		width += piece_width(p + i, n - i, &size);
+	return (width);
+}
+
+/*
+ * The output of r rendered into buf (max + 1 bytes); its length. Output
+ * all kept that does not render in max (each line break takes three
+ * bytes, each control byte four) loses its middle too, not its end: the
+ * start that fits in a quarter of max, then the end as render_gap() shows
+ * it.
+ */
 static size_t
 render_result(char *buf, size_t max, const struct spawn_result *r)
 {
+	size_t head;
+
 	if (r->truncated && r->taillen > 0 && r->taillen <= r->outlen)
 		return (render_gap(buf, max, r->output, r->outlen, r->taillen));
-	return (render_output(buf, max, r->output, r->outlen, r->truncated));
+	if (r->truncated || render_width(r->output, r->outlen) <= max)
+		return (render_output(
+		    buf, max, r->output, r->outlen, r->truncated));
+	head = fit_head(r->output, r->outlen, max > 5 ? (max - 5) / 4 : 0);
+	return (render_gap(buf, max, r->output, r->outlen, r->outlen - head));
 }
 
 char *

@@ -148,14 +148,15 @@ size_t spawn_running(void);
  * then, when the output holds more than white space, ": " and the output
  * with white space around it removed, each line break (with the blanks
  * around it) as " | ", a tab as a space, other control bytes and bytes
- * that are not UTF-8 as "\xHH", cut to fit max with "..." at its end;
- * output past capture_max ends in "..." too (": ..." when what was kept
- * is white space). A cut never splits a UTF-8 sequence or a "\xHH".
+ * that are not UTF-8 as "\xHH"; output past capture_max of which only
+ * the start was kept ends in "..." (": ..." when what was kept is white
+ * space). A cut never splits a UTF-8 sequence or a "\xHH".
  *
- * Output of which the middle was discarded (taillen set) is shown as its
- * start, " ... ", its end: the start in a quarter of max at most, the end
- * in the rest, cut at its front when need be, never at its end, and from
- * the start of a line when a line break lies in its first quarter:
+ * Output that does not fit max so rendered, and output of which the middle
+ * was discarded (taillen set), is shown as its start, " ... ", its end:
+ * the start in a quarter of max at most, the end in the rest, cut at its
+ * front when need be, never at its end, and from the start of a line when
+ * a line break lies in its first quarter:
  *
  *	"exit status 1: line 1 | line 2 ... line 19999 | ValueError: x"
  *

@@ -121,6 +121,8 @@ the trace, sixty bytes long......' 'the end of the trace'")" \
     "max-attempts = 1" \
     "$(exec_ns last "$T_DIR/lines.sh 1 20000 'line %s' \
 'ValueError: the last line'")" "max-attempts = 1" \
+    "$(exec_ns wide "$T_DIR/lines.sh 1 1500 x \
+'ValueError: the last line'")" "max-attempts = 1" \
     "$(exec_ns hang "$T_DIR/hang.sh")" "timeout = 1s" "lease = 5s" \
     "max-attempts = 1" \
     "$(exec_ns orphan "$T_DIR/orphan.sh")" "timeout = 20s" "lease = 30s" \
@@ -188,6 +190,11 @@ t_match "output past 4 KiB: its start, \" ... \", its end" \
 t_match "a failed command's last line is in its error, after its first" \
     "$(failed last l1)" \
     '^l1\|1\|exit status 1: line 1 \| line 2 \| .* \.\.\. line [0-9]+ \| .* \| line 20000 \| ValueError: the last line$'
+# Output all kept (3,026 bytes) but wider than the error's 4 KiB once each
+# line break is " | ": its last line too (before: cut at its end, "x | x...").
+t_match "output kept whole but too wide: its start, \" ... \", its end" \
+    "$(failed wide w1)" \
+    '^w1\|1\|exit status 1: x \| x \| .* \.\.\. x \| .* \| x \| ValueError: the last line$'
 
 # --- a hanging command: its process group is killed ----------------------
 lapse_cli schedule hang h1 --in 100ms >/dev/null

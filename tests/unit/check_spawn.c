@@ -367,6 +367,33 @@ START_TEST(test_capture_tail)
 }
 END_TEST
 
+/*
+ * Output all kept (480 bytes) but wider than the description once its
+ * line breaks are " | ": its start, " ... ", its last lines, the error
+ * with them (before: lines 1 to 23, then "...").
+ */
+START_TEST(test_describe_tail)
+{
+	char *const *argv = STRV("/bin/sh", "-c",
+	    "i=1; while [ $i -le 60 ]; do echo \"line $i\"; i=$((i + 1));"
+	    " done; echo 'ValueError: the last line' >&2; exit 1");
+	struct spawn_opts opts;
+	struct outcome o;
+
+	opts_init(&opts, argv);
+	run(&opts, &o);
+	ck_assert_int_eq(o.r.status, 1);
+	ck_assert_int_eq(o.r.truncated, 0);
+	ck_assert_uint_eq(o.r.outlen, 9 * 7 + 51 * 8 + 26);
+	ck_assert_str_eq(o.describe,
+	    "exit status 1: line 1 | line 2 | line 3 | line 4 | line 5 ... "
+	    "line 51 | line 52 | line 53 | line 54 | line 55 | line 56 | "
+	    "line 57 | line 58 | line 59 | line 60 | ValueError: the last "
+	    "line");
+	outcome_free(&o);
+}
+END_TEST
+
 /* 3 MiB of every byte value, NULs included, through cat and back. */
 START_TEST(test_input_binary)
 {
@@ -1093,15 +1120,21 @@ static const struct describe_case {
 	    "exit status 1: caf\xc3\xa9 \xe2\x82\xac \\xff\\xc3(" },
 	{ { .status = 1, OUT("\xed\xa0\x80") }, 200,
 	    "exit status 1: \\xed\\xa0\\x80" },
-	/* Cut to max: "exit status 1: " is 15 bytes, 5 more fit in 20. */
+	/*
+	 * Too wide for max ("exit status 1: " is 15 bytes, 5 more fit in
+	 * 20): its start in a quarter of the room, " ... ", then its end,
+	 * which says why a command failed.
+	 */
 	{ { .status = 1, OUT("abcde") }, 20, "exit status 1: abcde" },
-	{ { .status = 1, OUT("abcdef") }, 20, "exit status 1: ab..." },
+	{ { .status = 1, OUT("abcdef") }, 20, "exit status 1: ... f" },
 	{ { .status = 1, OUT("a\x01\x02") }, 24, "exit status 1: a\\x01\\x02" },
-	{ { .status = 1, OUT("a\x01\x02") }, 23, "exit status 1: a\\x01..." },
+	{ { .status = 1, OUT("a\x01\x02") }, 23, "exit status 1: ... \\x02" },
 	{ { .status = 1, OUT("ab\xe2\x82\xac") }, 20,
 	    "exit status 1: ab\xe2\x82\xac" },
-	{ { .status = 1, OUT("ab\xe2\x82\xac!") }, 20, "exit status 1: ab..." },
-	{ { .status = 1, OUT("a\nb\nc\nd") }, 25, "exit status 1: a | b..." },
+	{ { .status = 1, OUT("ab\xe2\x82\xac!") }, 20, "exit status 1: ... !" },
+	{ { .status = 1, OUT("a\nb\nc\nd") }, 25, "exit status 1: a ... d" },
+	{ { .status = 1, OUT("line 1\nline 2\nline 3\nError: why") }, 50,
+	    "exit status 1: line 1 ... line 3 | Error: why" },
 	/* Output past capture_max: "..." says so, even when it fits. */
 	{ { .status = 1, OUT("a\n\n  "), .truncated = 1 }, 200,
 	    "exit status 1: a..." },
@@ -1211,6 +1244,7 @@ spawn_suite(void)
 	tcase_add_test(tc, test_capture_bound);
 	tcase_add_test(tc, test_capture_utf8);
 	tcase_add_test(tc, test_capture_tail);
+	tcase_add_test(tc, test_describe_tail);
 	tcase_add_test(tc, test_input_binary);
 	tcase_add_test(tc, test_no_deadlock);
 	tcase_add_test(tc, test_input_not_read);
