@@ -574,6 +574,39 @@ webhook_retry_after(const char *value, const char *date, time_t now)
 	                                             : at - base);
 }
 
+int64_t
+webhook_keep_alive(const char *value)
+{
+	const char *p = value, *digits;
+	int64_t ms = 0;
+
+	/* Parameters, name=value, separated by commas: timeout's. */
+	while (p != NULL && *p != '\0') {
+		p += strspn(p, " \t,");
+		if (strncasecmp(p, "timeout", 7) != 0 || p[7] == '\0' ||
+		    strchr(" \t=", p[7]) == NULL) {
+			p += strcspn(p, ",");
+			continue;
+		}
+		p += 7 + strspn(p + 7, " \t");
+		if (*p++ != '=')
+			return (-1);
+		p += strspn(p, " \t");
+		for (digits = p; isdigit((unsigned char)*p); p++) {
+			if (ms <= WEBHOOK_IDLE_MS)
+				ms = ms * 10 + (*p - '0') * 1000;
+		}
+		p += strspn(p, " \t");
+		if (p == digits || (*p != '\0' && *p != ','))
+			return (-1);
+		ms -= WEBHOOK_KEEP_ALIVE_MARGIN_MS;
+		if (ms <= 0)
+			return (0);
+		return (ms < WEBHOOK_IDLE_MS ? ms : WEBHOOK_IDLE_MS);
+	}
+	return (-1);
+}
+
 /* --- TLS ------------------------------------------------------------- */
 
 /* The reason of OpenSSL's oldest queued error, which is then cleared. */
@@ -907,23 +940,26 @@ conn_take(struct webhook_client *client, const char *key)
 	return (NULL);
 }
 
-/* conn's call is over: keep conn for the next one, or have it freed. */
+/*
+ * conn's call is over: keep conn for the next one, for keep_ms at most,
+ * or have it freed (keep_ms 0).
+ */
 static void
-conn_release(struct webhook_conn *conn, int reusable)
+conn_release(struct webhook_conn *conn, int64_t keep_ms)
 {
 	struct webhook_client *client = conn->client;
 	struct timeval tv;
 
 	conn->call = NULL;
-	if (!reusable)
+	if (keep_ms <= 0)
 		conn->dead = 1;
 	if (conn->dead) {
 		reap_soon(client);
 		return;
 	}
 	/* Idle: evhttp watches for the server's close, we for the time. */
-	tv.tv_sec = WEBHOOK_IDLE_MS / 1000;
-	tv.tv_usec = WEBHOOK_IDLE_MS % 1000 * 1000;
+	tv.tv_sec = (time_t)(keep_ms / 1000);
+	tv.tv_usec = (suseconds_t)(keep_ms % 1000 * 1000);
 	evtimer_add(conn->idle_timer, &tv);
 	TAILQ_REMOVE(&client->conns, conn, entry);
 	TAILQ_INSERT_HEAD(&client->conns, conn, entry);
@@ -957,6 +993,20 @@ response_reusable(struct evhttp_request *req)
 	if (te != NULL && strcasecmp(te, "chunked") == 0)
 		return (1);
 	return (evhttp_find_header(h, "Content-Length") != NULL);
+}
+
+/*
+ * How long the connection of a reusable response may wait for the next
+ * request: ours, or less when the server's Keep-Alive says it closes
+ * sooner.
+ */
+static int64_t
+response_keep_ms(struct evhttp_request *req)
+{
+	struct evkeyvalq *h = evhttp_request_get_input_headers(req);
+	int64_t ms = webhook_keep_alive(evhttp_find_header(h, "Keep-Alive"));
+
+	return (ms < 0 ? WEBHOOK_IDLE_MS : ms);
 }
 
 /*
@@ -1206,7 +1256,8 @@ static void
 request_cb(struct evhttp_request *req, void *arg)
 {
 	struct webhook_call *call = arg;
-	int reusable = 0, status;
+	int64_t keep_ms = 0;
+	int status;
 
 	if (!call->error_seen)
 		call->saved_errno = errno;
@@ -1224,8 +1275,9 @@ request_cb(struct evhttp_request *req, void *arg)
 	} else if (status != 0) {
 		if (!call->headers_seen)
 			header_cb(req, call);
-		reusable = !call->error_seen && response_reusable(req) &&
-		    conn_drained(call->conn);
+		if (!call->error_seen && response_reusable(req) &&
+		    conn_drained(call->conn))
+			keep_ms = response_keep_ms(req);
 	} else if (call->headers_seen &&
 	    call->http_error == EVREQ_HTTP_DATA_TOO_LONG) {
 		/* Chunks announcing too much: the answer is its status. */
@@ -1234,7 +1286,7 @@ request_cb(struct evhttp_request *req, void *arg)
 		    call->url->key, WEBHOOK_BODY_MAX);
 	} else
 		call->error = call_failure(call);
-	conn_release(call->conn, reusable);
+	conn_release(call->conn, keep_ms);
 	call->conn = NULL;
 	if (call->addr != NULL && call_not_connected(call, status)) {
 		if (call->addr->ai_next != NULL) {

@@ -32,6 +32,11 @@ struct evdns_base;
 #define WEBHOOK_HEADERS_MAX (64 * 1024)
 /* How long an unused connection is kept open. */
 #define WEBHOOK_IDLE_MS 30000
+/*
+ * How much sooner than a server's own Keep-Alive timeout its unused
+ * connection is closed: a request sent as the server closes is lost.
+ */
+#define WEBHOOK_KEEP_ALIVE_MARGIN_MS 1000
 
 struct webhook_client;
 struct webhook_call;
@@ -186,5 +191,14 @@ int webhook_header_check(const char *name, const char *value, char **cause);
  * years. Returns -1 for NULL or an invalid value.
  */
 int64_t webhook_retry_after(const char *value, const char *date, time_t now);
+
+/*
+ * How long a connection may stay unused after an answer with the
+ * Keep-Alive header value (RFC 2068's "timeout=5, max=100"), in ms: its
+ * timeout less WEBHOOK_KEEP_ALIVE_MARGIN_MS, at most WEBHOOK_IDLE_MS; 0
+ * when that leaves nothing (the connection is not used again). Returns -1
+ * for NULL, no timeout or an invalid one: WEBHOOK_IDLE_MS then.
+ */
+int64_t webhook_keep_alive(const char *value);
 
 #endif

@@ -29,6 +29,11 @@ request at its arrival: path, key (Idempotency-Key) and attempt
                         CODE with an empty body as soon as the headers
                         are in, the body unread, then the connection
                         closed (the client's write then fails)
+    /keepalive/SECS/... 200 with "Keep-Alive: timeout=SECS"; a request
+                        that comes on that connection SECS or more later
+                        is logged with "lost": true and gets no answer,
+                        the connection closed: a server that closed it
+                        as the request went out
 
 Connections are kept alive (HTTP/1.1), one thread each; SIGTERM ends it.
 """
@@ -108,6 +113,11 @@ def answer(conn, path):
         time.sleep(0.05)
         conn.sendall(ok)
         return True
+    if words[0] == "keepalive" and code_of(words, 0, 3600) is not None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nKeep-Alive: timeout=%d\r\n"
+                     b"Content-Length: 2\r\n\r\nok"
+                     % code_of(words, 0, 3600))
+        return True
     if words[0] == "status" and code_of(words, 200, 599):
         conn.sendall(b"HTTP/1.1 %d X\r\nContent-Length: 0\r\n\r\n"
                      % code_of(words, 200, 599))
@@ -137,17 +147,26 @@ def answer(conn, path):
 def serve(conn, log, lock):
     try:
         f = conn.makefile("rb")
+        closes_at = None  # when a keepalive answer said it would close
         while True:
             req = read_request(f)
             if req is None:
                 return
             path, headers = req
-            line = json.dumps({"path": path,
-                               "key": headers.get("idempotency-key"),
-                               "attempt": headers.get("lapse-attempt")})
+            entry = {"path": path, "key": headers.get("idempotency-key"),
+                     "attempt": headers.get("lapse-attempt")}
+            lost = closes_at is not None and time.monotonic() >= closes_at
+            if lost:
+                entry["lost"] = True
             with lock:
-                log.write(line + "\n")
+                log.write(json.dumps(entry) + "\n")
                 log.flush()
+            if lost:
+                return
+            closes_at = None
+            words = path.strip("/").split("/")
+            if words[0] == "keepalive" and code_of(words, 0, 3600) is not None:
+                closes_at = time.monotonic() + code_of(words, 0, 3600)
             if path.startswith("/answerfirst/"):
                 code = code_of(path.strip("/").split("/"), 200, 599)
                 conn.sendall(b"HTTP/1.1 %d X\r\nContent-Length: 0\r\n\r\n"

@@ -27,7 +27,9 @@
 #     event was acked, and each one after got the answer of the one
 #     before;
 #   - 304 Not Modified: a failure, but no redirect (lapsed said "HTTP 304
-#     (redirects are not followed)").
+#     (redirects are not followed)");
+#   - "Keep-Alive: timeout=2": the connection is not used after 1 s (it
+#     was for 30 s, and a request sent as the server closed it was lost).
 . "$TESTS_LIB"
 t_start 120
 redis_start
@@ -127,9 +129,21 @@ sched p not304 "status/304/p"
 wait_until 10 "p: not304 answered" '[ "$(left p)" = 00 ]'
 t_is "a 304 is a failure, not called a redirect" \
     "$(dead p | grep '^not304')" "not304|1|HTTP 304"
-t_is "every request logged: 12 and 11" \
+# A server that says "Keep-Alive: timeout=2" closes the connection after 2
+# s unused, maybe as the next request goes out on it: lapsed closes it 1 s
+# before (before: kept it 30 s, and the next event's attempt was lost:
+# dead, "connection closed before the response").
+sched p ka1 "keepalive/2/p"
+wait_until 10 "p: ka1 answered" '[ "$(left p)" = 00 ]'
+sleep 2.5
+sched p ka2 "keepalive/2/p"
+wait_until 10 "p: ka2 answered" '[ "$(left p)" = 00 ]'
+t_is "a connection unused past the server's Keep-Alive timeout: not used" \
+    "$(dead p | grep '^ka')|$(jq -r 'select(.lost) | .key' "$T_DIR/hook-r.log")" \
+    "|"
+t_is "every request logged: 14 and 11" \
     "$(jq -s length "$T_DIR/hook-r.log")|$(jq -s length "$T_DIR/hook-s.log")" \
-    "12|11"
+    "14|11"
 lapsed_stop r1
 t_is "lapsed stops with 0" "$?" 0
 t_done

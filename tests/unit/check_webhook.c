@@ -244,6 +244,48 @@ START_TEST(test_retry_after)
 }
 END_TEST
 
+/* Keep-Alive header values: ms a connection may wait (margin 1 s). */
+static const struct keep_case {
+	const char *value;
+	int64_t ms;
+} keep_cases[] = {
+	{ NULL, -1 },
+	{ "", -1 },
+	{ "timeout=5", 4000 },
+	{ "timeout=5, max=100", 4000 },
+	{ "max=100, timeout=5", 4000 },
+	{ "max=100,timeout=5,", 4000 },
+	{ "Timeout = 5 ", 4000 },
+	{ "TIMEOUT=2", 1000 },
+	/* No room left before the server closes: not used again. */
+	{ "timeout=1", 0 },
+	{ "timeout=0", 0 },
+	/* Never longer than our own 30 s. */
+	{ "timeout=60", 30000 },
+	{ "timeout=31", 30000 },
+	{ "timeout=99999999999999999999999", 30000 },
+	/* No timeout, or not one: ignored. */
+	{ "max=100", -1 },
+	{ "timeouts=5", -1 },
+	{ "timeout", -1 },
+	{ "timeout=", -1 },
+	{ "timeout=5s", -1 },
+	{ "timeout=\"5\"", -1 },
+	{ "timeout=-5", -1 },
+	{ "timeout=5 6", -1 },
+	{ "x=timeout=5", -1 },
+};
+
+START_TEST(test_keep_alive)
+{
+	const struct keep_case *c = &keep_cases[_i];
+
+	ck_assert_msg(webhook_keep_alive(c->value) == c->ms,
+	    "\"%s\": %lld, not %lld", c->value != NULL ? c->value : "(null)",
+	    (long long)webhook_keep_alive(c->value), (long long)c->ms);
+}
+END_TEST
+
 /* --- the loop ------------------------------------------------------------ */
 
 struct outcome {
@@ -1607,6 +1649,7 @@ webhook_suite(void)
 	tcase_add_loop_test(pure, test_header_bad, 0, NITEMS(bad_headers));
 	tcase_add_test(pure, test_header_good);
 	tcase_add_loop_test(pure, test_retry_after, 0, NITEMS(retry_cases));
+	tcase_add_loop_test(pure, test_keep_alive, 0, NITEMS(keep_cases));
 	suite_add_tcase(s, pure);
 
 	tcase_add_checked_fixture(http, setup, teardown);
