@@ -144,20 +144,24 @@ streamreply_event(const redisReply *entry, struct lapse_event *ev, char **cause)
 	return (-1);
 }
 
-/* The value of field name of a checked entry, or NULL. */
+/*
+ * The value of field name of a checked entry, or NULL. A field given
+ * twice (XADD takes that) is its last value, as the library's requeue
+ * reads a dead entry: what lapse dead shows is what a requeue takes.
+ */
 static const redisReply *
 entry_field(const redisReply *entry, const char *name)
 {
 	const redisReply *fields = entry->element[1];
-	const redisReply *f;
+	const redisReply *f, *v = NULL;
 	size_t i;
 
 	for (i = 0; i < fields->elements; i += 2) {
 		f = fields->element[i];
 		if (f->len == strlen(name) && memcmp(f->str, name, f->len) == 0)
-			return (fields->element[i + 1]);
+			v = fields->element[i + 1];
 	}
-	return (NULL);
+	return (v);
 }
 
 int

@@ -51,7 +51,8 @@ int streamreply_event(
  * (lapse:{NS}:dead): its fields id, payload, due, attempts, error, failed
  * and url, in that order, those it has; due, attempts and failed as
  * integers, the others as strings (name_b64, base64, when not valid UTF-8
- * or holding a NUL). Other fields are left out. Sets *json (caller frees),
+ * or holding a NUL); a field given twice is its last value, as the
+ * library reads it. Other fields are left out. Sets *json (caller frees),
  * NULL when the entry has no id field. Returns 0, or -1 with *cause
  * (caller frees) for the first number it left out (not decimal digits, or
  * above 2^53); *json then has every other field.

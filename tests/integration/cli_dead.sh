@@ -114,6 +114,15 @@ t_is "dead warns of what it skipped or left out" "$ERR" \
     "lapse: entry $noid has no id field; skipped
 lapse: entry $baddue: bad stream field \"due\": \"soon\" is not a whole number"
 rcli XDEL "$(kd hooks dead)" "$noid" "$baddue" >/dev/null
+# A field given twice (XADD takes that): the library's requeue reads the
+# last one, so dead must show that one, the id a requeue then takes.
+twice=$(rcli XADD "$(kd twice dead)" '*' id old id new payload p1 payload p2)
+run lapse_cli dead twice
+t_is "dead of an entry with a field twice shows the last, as requeue reads it" \
+    "$RC:$OUT:$ERR" '0:{"id":"new","payload":"p2"}:'
+run lapse_cli requeue twice new
+t_is "and requeue takes that id" "$RC:$OUT" "0:requeued 1"
+t_is "with that payload" "$(lapse_cli get twice new | jq -r .payload)" p2
 run lapse_cli dead hooks --limit 0
 t_is "dead --limit 0: exit 2" "$RC:$ERR" \
     '2:lapse: bad limit "0": must be 1 to 100000'
