@@ -1923,7 +1923,8 @@ cmd_dead(struct cli *cli, struct invocation *inv)
  * skipped. The entries it skips (their ids pending or in flight) stay at
  * the head of the stream, where every call reads them again, so each call
  * takes REQUEUE_STEP entries past them, up to the library's limit.
- * Prints how many events were requeued and how many entries were left.
+ * Prints how many events were requeued, once a call has answered (a
+ * refusal of the first changed nothing), and how many entries were skipped.
  */
 static int
 requeue_all(struct cli *cli, struct invocation *inv)
@@ -1932,7 +1933,7 @@ requeue_all(struct cli *cli, struct invocation *inv)
 	unsigned long max = REQUEUE_STEP;
 	struct rcmd call;
 	redisReply *r;
-	int code = EXIT_DONE;
+	int code = EXIT_DONE, answered = 0;
 
 	rcmd_init(&call);
 	for (;;) {
@@ -1952,6 +1953,7 @@ requeue_all(struct cli *cli, struct invocation *inv)
 		left = r->element[2]->integer;
 		freeReplyObject(r);
 		requeued += n;
+		answered = 1;
 		if (left <= skipped || (n == 0 && max == REQUEUE_MAX))
 			break;
 		max = (unsigned long)skipped + REQUEUE_STEP;
@@ -1959,7 +1961,9 @@ requeue_all(struct cli *cli, struct invocation *inv)
 			max = REQUEUE_MAX;
 	}
 	rcmd_free(&call);
-	printf("requeued %lld\n", requeued);
+	/* A count only once a call has answered: a refusal changed nothing. */
+	if (answered)
+		printf("requeued %lld\n", requeued);
 	if (code != EXIT_DONE)
 		return (code);
 	printf("skipped %lld\n", skipped);

@@ -184,6 +184,15 @@ t_is "the 30 are due now, the 120 stay dead" \
 run lapse_cli requeue hooks --all
 t_is "requeue --all of the rest" "$RC:$OUT" "0:requeued 1
 skipped 0"
+rcli SET "$(kd wt due)" notazset >/dev/null
+d0=$(digest)
+run lapse_cli requeue wt --all
+t_is "requeue --all refused at its first call prints no count, exit 2" \
+    "$RC:$OUT:$ERR" "2::lapse: lapse:{wt}:due holds a string, not a zset"
+run "$LAPSE" -r "$nowhere" requeue hooks --all
+t_is "requeue --all that cannot connect prints no count, exit 3" \
+    "$RC:$OUT" "3:"
+t_is "refused requeue --all changes nothing" "$(digest)" "$d0"
 
 # --- purge --------------------------------------------------------------------
 
