@@ -398,8 +398,10 @@ static const struct command commands[] = {
 	            "or in flight\n"
 	            "is refused.\n"
 	            "  --all   every dead event; those whose ids are pending "
-	            "or in flight\n"
-	            "          stay in the dead stream (printed as skipped)" },
+	            "or in flight,\n"
+	            "          and entries without a valid id or url, stay in "
+	            "the dead stream\n"
+	            "          (printed as skipped)" },
 	{ .name = "next",
 	    .run = cmd_next,
 	    .options = next_options,
