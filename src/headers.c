@@ -77,7 +77,7 @@ headers_free(struct header *h, size_t n)
 static int
 header_line(const char *s, size_t len, struct header *h, char **why)
 {
-	const char *colon, *v, *end = s + len;
+	const char *colon, *v, *start = s, *end = s + len;
 	char *name;
 	size_t i, nlen;
 
@@ -85,6 +85,17 @@ header_line(const char *s, size_t len, struct header *h, char **why)
 		s++;
 	if (s == end || *s == '#')
 		return (0);
+	if (s != start) {
+		/*
+		 * In HTTP such a line continues the header above it (obs-fold):
+		 * read as a header of its own, "\thttps://x/" would be sent as
+		 * "https: //x/".
+		 */
+		xasprintf(why,
+		    "starts with a blank: a folded header line "
+		    "(obs-fold) is not supported");
+		return (-1);
+	}
 	colon = memchr(s, ':', (size_t)(end - s));
 	if (colon == NULL) {
 		xasprintf(why, "expected \"Name: value\"");

@@ -75,6 +75,8 @@ PW=hunter2pw
 : >"$T_DIR/empty.pass"
 mkdir "$T_DIR/pass.d"
 printf 'X-Token: s3cretvalue\nHost: s3cretvalue\n' >"$T_DIR/bad.headers"
+printf 'X-Link: <https://a.example/>;\n\thttps://b.example/\n' \
+    >"$T_DIR/folded.headers"
 printf 'whsec_s3cret!!\n' >"$T_DIR/bad.secret"
 # Scripts the kernel would refuse (ENOENT, the script being there) at
 # every attempt: an interpreter missing, one with a CR from DOS line ends.
@@ -154,6 +156,7 @@ ca-file-not-pem|:8: ca-file: cannot load CA file $T_DIR/bad.secret: no certifica
 secret-missing|:8: signing-secret-file: $T_DIR/none.secret: No such file or directory|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nsigning-secret-file = $T_DIR/none.secret
 header-file-missing|:8: header-file: $T_DIR/none.h: No such file or directory|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nheader-file = $T_DIR/none.h
 header-file-bad|:8: header-file: $T_DIR/bad.headers: line 2: header Host is set by lapsed and may not be given|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nheader-file = $T_DIR/bad.headers
+header-file-folded|:8: header-file: $T_DIR/folded.headers: line 2: starts with a blank: a folded header line (obs-fold) is not supported|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:1/\nheader-file = $T_DIR/folded.headers
 url-scheme-http|:7: url: URL scheme must be http:// or https://|$PRE\n[namespace t]\nsink = http\nurl = ftp://127.0.0.1/
 url-userinfo|:7: url: URL must not contain user info (send credentials in a header)|$PRE\n[namespace t]\nsink = http\nurl = https://u:$PW@127.0.0.1/
 url-port-http|:7: url: URL port must be a number from 1 to 65535|$PRE\n[namespace t]\nsink = http\nurl = https://127.0.0.1:99999/

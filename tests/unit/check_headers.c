@@ -89,6 +89,19 @@ START_TEST(test_bad)
 	    "line 1: header Idempotency-Key is "
 	    "set by lapsed and may not be given");
 	bad("X-A: 1\n\nx-a: s3cret\n", "line 3: header x-a given twice");
+	/*
+	 * A folded line (obs-fold, RFC 9112 5.2) continues the header above
+	 * it: never a header of its own, nor a line that is silently joined.
+	 */
+	bad("X-Link: <https://a.example/p>;\n  rel=s3cret\n",
+	    "line 2: starts with a blank: a folded header line (obs-fold) "
+	    "is not supported");
+	bad("X-Link: s3cret\n\thttps://b.example/\n",
+	    "line 2: starts with a blank: a folded header line (obs-fold) "
+	    "is not supported");
+	bad(" Authorization: Bearer s3cret\n",
+	    "line 1: starts with a blank: a folded header line (obs-fold) "
+	    "is not supported");
 
 	memset(big, '#', sizeof big);
 	big[sizeof big - 1] = '\0';
