@@ -1978,13 +1978,15 @@ requeue_all(struct cli *cli, struct invocation *inv)
 }
 
 /*
- * lapse_requeue NS id ID: prints "requeued 1", or exits 1 when ID has no
- * dead entry; --all: requeue_all().
+ * lapse_requeue NS id ID: prints "requeued N" (N is 1, or for a recurring
+ * event still recurring, its dead occurrences, each put back as an event
+ * of its own), or exits 1 when ID has no dead entry; --all: requeue_all().
  */
 static int
 cmd_requeue(struct cli *cli, struct invocation *inv)
 {
 	int all = inv->opt[REQUEUE_ALL] != NULL, code;
+	long long n;
 	redisReply *r;
 
 	if (all && inv->id != NULL)
@@ -2001,11 +2003,12 @@ cmd_requeue(struct cli *cli, struct invocation *inv)
 		return (code);
 	if (!reply_is(r, "ii"))
 		return (bad_reply(r, inv));
-	code = r->element[0]->integer == 1 ? EXIT_DONE : EXIT_NOT_FOUND;
+	n = r->element[0]->integer;
 	freeReplyObject(r);
-	if (code == EXIT_NOT_FOUND)
-		return (fail(code, "no dead event %s %s", inv->ns, inv->id));
-	printf("requeued 1\n");
+	if (n <= 0)
+		return (fail(
+		    EXIT_NOT_FOUND, "no dead event %s %s", inv->ns, inv->id));
+	printf("requeued %lld\n", n);
 	return (EXIT_DONE);
 }
 

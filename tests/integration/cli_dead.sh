@@ -141,6 +141,19 @@ t_is "the requeued event is pending, as new, with its payload and url" \
     "{\"payload_b64\":\"$(printf 'bin\377' | base64)\",\"state\":\"pending\",\"attempts\":0,\"url\":\"https://example.com/c\"}"
 t_is "its dead entry is removed" \
     "$(lapse_cli dead hooks | jq -r .id | paste -sd' ')" b
+# A recurring event still recurring: each of its dead occurrences comes
+# back as an event of its own, so one requeue of ID puts back several.
+lapse_cli schedule rc r --every 1h --payload rp >/dev/null
+for due in 1000 2000; do
+	rcli XADD "$(kd rc dead)" '*' id r payload "p$due" due $due \
+	    attempts 1 error e failed 3000 occurrence "r $due" >/dev/null
+done
+run lapse_cli requeue rc r
+t_is "requeue of a recurring event's 2 dead occurrences: requeued 2, exit 0" \
+    "$RC:$OUT:$ERR" "0:requeued 2:"
+t_is "both are pending, and the event recurs on" \
+    "$(lapse_cli list rc | cut -f2 | LC_ALL=C sort | paste -sd,):$(rcli XLEN "$(kd rc dead)")" \
+    '"r 1000","r 2000",r:0'
 d0=$(digest)
 run lapse_cli requeue hooks c
 t_is "requeue of a pending id: exit 2, refused by name" "$RC:$ERR" \
