@@ -156,7 +156,7 @@ who may not publish the wake channel publishes nothing: the event is
 written all the same, and the reactors' timers and sweeps fire it.
 ]]
 
-local VERSION = 23
+local VERSION = 24
 
 -- Limits, mirrored by src/names.h, src/duration.h and src/timestamp.h.
 local NS_MAX = 64
@@ -3574,7 +3574,8 @@ local function requeue(keys, args)
 end
 
 --[[
-lapse_purge: empty the dead stream.
+lapse_purge: empty the dead stream; a user who may not DEL it is refused
+("no permission to DEL ..."), nothing changed.
 
 KEYS: lapse:{NS}:dead
 ARGV: NS
@@ -3586,6 +3587,8 @@ local function purge(keys, args)
 	check_nargs(args, 1, 'NS')
 	local n = read_typed('stream', 'XLEN', c.dead)
 	if n > 0 then
+		-- Refused by name, as every write a user may not make.
+		check_acl('DEL', c.dead)
 		redis_call('DEL', c.dead)
 	end
 	return n

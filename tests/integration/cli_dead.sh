@@ -214,6 +214,15 @@ t_is "purge prints how many entries it removed" "$RC:$OUT" "0:purged 120"
 t_is "the dead stream is gone" "$(rcli EXISTS "$(kd many dead)")" 0
 run lapse_cli purge many
 t_is "purge of an empty dead stream" "$RC:$OUT" "0:purged 0"
+# A user who may not DEL: refused by name, as every write of the library
+# a user may not make, not with the error Redis raises inside the function.
+rcli XADD "$(kd pg dead)" '*' id a payload p >/dev/null
+rcli ACL SETUSER nodel on '>pw' '~lapse:{pg}:*' '&*' '+@all' '-del' >/dev/null
+d0=$(digest)
+run env LAPSE_REDIS_PASSWORD=pw "$LAPSE" -r "unix://nodel@$REDIS_SOCK" purge pg
+t_is "purge by a user who may not DEL: exit 2, the command and key named" \
+    "$RC:$OUT:$ERR" "2::lapse: no permission to DEL lapse:{pg}:dead"
+t_is "and it changes nothing" "$(digest)" "$d0"
 
 # --- help -----------------------------------------------------------------------
 
