@@ -46,6 +46,7 @@
 #include "redisurl.h"
 #include "streamreply.h"
 #include "timestamp.h"
+#include "webhook.h"
 #include "xmalloc.h"
 
 #define EXIT_DONE 0
@@ -268,10 +269,11 @@ static const struct command commands[] = {
 	            "(exit 1)\n"
 	            "  --url URL            the event's own URL (sink http): "
 	            "http:// or\n"
-	            "                       https://, at most 2048 bytes; "
-	            "delivered to only\n"
-	            "                       when it starts with an allow-url "
-	            "of the namespace\n"
+	            "                       https://, at most 2048 bytes, "
+	            "a host, no user info\n"
+	            "                       or fragment; delivered to only "
+	            "when it starts with\n"
+	            "                       an allow-url of the namespace\n"
 	            "  --wait N[,TIMEOUT]   then WAIT until N replicas have "
 	            "it, at most TIMEOUT\n"
 	            "                       (default 1s, at most 1m); fewer: "
@@ -1154,6 +1156,16 @@ cmd_schedule(struct cli *cli, struct invocation *inv)
 
 	if (url != NULL && names_check_url(url, &cause) != 0)
 		return (fail_cause(EXIT_USAGE, cause));
+	/*
+	 * The library takes any http(s) URL; what the reactor cannot call
+	 * (user info, a fragment, a bad port...) would only go to the dead
+	 * stream at its first attempt. Not quoted: it may hold a password.
+	 */
+	if (url != NULL && webhook_url_check(url, &cause) != 0) {
+		fail(EXIT_USAGE, "bad url: %s", cause);
+		free(cause);
+		return (EXIT_USAGE);
+	}
 	code = parse_wait(inv->opt[SCHEDULE_WAIT], &wait, &timeout);
 	if (code == 0)
 		code = schedule_when(inv);

@@ -52,6 +52,19 @@ for u in 'ftp://example.com/:bad url "ftp://example.com/": must start with http:
 	t_is "schedule --url '${u%%:bad*}': exit 2 before connecting" \
 	    "$RC:$ERR" "2:lapse: bad${u#*:bad}"
 done
+# URLs the reactor could never call (webhook_url_check): refused here,
+# rather than accepted and then sent to the dead stream at the first
+# attempt with "its url is not valid: ...".
+for u in 'http://u:s3cret@example.com/cb|URL must not contain user info (send credentials in a header)' \
+    'https://example.com/cb#top|URL must not have a fragment' \
+    "https://example.com/caf$(printf '\303\251')|URL has a space, a control character or a non-ASCII byte" \
+    'https://example.com:0/cb|URL port must be a number from 1 to 65535' \
+    'https://example.com:99999/cb|URL port must be a number from 1 to 65535' \
+    'http:///cb|URL has no host'; do
+	run "$LAPSE" -r "$nowhere" schedule hooks x --in 1h --url "${u%%|*}"
+	t_is "schedule --url '${u%%|*}': exit 2 before connecting" \
+	    "$RC:$OUT:$ERR" "2::lapse: bad url: ${u#*|}"
+done
 run lapse_cli schedule hooks x --in 1h --url \
     "https://$(head -c 2041 /dev/zero | tr '\0' x)"
 t_is "schedule --url of 2049 bytes: exit 2" "$RC:$ERR" \
