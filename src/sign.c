@@ -24,6 +24,7 @@
 
 #define SIGN_PREFIX "whsec_"
 #define SIGN_MAC_LEN 32 /* SHA-256 */
+#define SIGN_BOM "\xef\xbb\xbf"
 
 int
 sign_key_parse(const char *text, size_t len, unsigned char **key,
@@ -34,6 +35,15 @@ sign_key_parse(const char *text, size_t len, unsigned char **key,
 	char *decoded;
 	size_t dlen;
 
+	/*
+	 * An editor's byte order mark, skipped as the configuration's is: kept,
+	 * it would hide the prefix or become part of a raw key, and every
+	 * signature would be wrong with the file called valid.
+	 */
+	if (len >= 3 && memcmp(text, SIGN_BOM, 3) == 0) {
+		text += 3;
+		len -= 3;
+	}
 	nl = memchr(text, '\n', len);
 	n = nl != NULL ? (size_t)(nl - text) : len;
 	if (n > 0 && text[n - 1] == '\r')

@@ -17,7 +17,7 @@
 /*
  * Read a signing secret from the len bytes at text (no NUL needed), the
  * contents of a signing-secret-file: only its first line counts, without
- * "\n" or "\r\n". A line "whsec_" + base64 (the form Standard Webhooks
+ * "\n" or "\r\n" (and without a UTF-8 byte order mark before it). A line "whsec_" + base64 (the form Standard Webhooks
  * libraries and services hand out) gives the decoded bytes; any other line
  * is the key itself, byte for byte. Returns 0 with a new key in *key and
  * its length in *keylen (free with sign_key_free()), or -1 with *cause set

@@ -152,6 +152,9 @@ static const struct good_key {
 	{ "whsec_QUJD\r\n", 12, "ABC", 3 },
 	{ "whsec_QQ==\nrest", 15, "A", 1 },
 	{ "whsec_AAEC", 10, "\0\1\2", 3 },
+	/* A UTF-8 byte order mark (an editor's) is no part of the secret. */
+	{ "\xef\xbb\xbfwhsec_QUJD\r\n", 15, "ABC", 3 },
+	{ "\xef\xbb\xbfsecret\n", 10, "secret", 6 },
 };
 
 /* A secret file's text and the message it must be refused with. */
@@ -173,6 +176,7 @@ static const struct bad_key {
 	{ "whsec_QR==", 10, "bad base64 after whsec_" },
 	{ "whsec_-_-_", 10, "bad base64 after whsec_" },
 	{ "whsec_QUJD\r\r\n", 13, "bad base64 after whsec_" },
+	{ "\xef\xbb\xbf\n", 4, "empty signing secret" },
 };
 
 START_TEST(test_key_good)
