@@ -163,6 +163,9 @@ headers_parse(
 		xasprintf(cause, "larger than %d bytes", HEADERS_FILE_MAX);
 		return (-1);
 	}
+	/* An editor's byte order mark, skipped as lapsed.conf's is. */
+	if (len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+		s += 3;
 	while (s < end) {
 		line++;
 		nl = memchr(s, '\n', (size_t)(end - s));

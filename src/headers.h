@@ -8,7 +8,8 @@
  *	Content-Type: application/json
  *
  * Blank lines and lines whose first non-blank byte is '#' are skipped;
- * lines end in "\n" or "\r\n". A header starts its line: one that starts
+ * lines end in "\n" or "\r\n"; a UTF-8 byte order mark at the start of
+ * the text is skipped. A header starts its line: one that starts
  * with a blank would continue the header above it in HTTP (obs-fold) and
  * is refused. A name is an HTTP token; a value is
  * printable (blanks around it are dropped, and it may not be empty). The

@@ -56,6 +56,14 @@ START_TEST(test_good)
 	ck_assert_int_eq(headers_parse("", 0, &h, &n, &cause), 0);
 	ck_assert_uint_eq(n, 0);
 	headers_free(h, n);
+
+	/* A UTF-8 byte order mark at the start is skipped, as in lapsed.conf. */
+	ck_assert_int_eq(
+	    headers_parse("\xef\xbb\xbfX-A: 1\r\n", 11, &h, &n, &cause), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(h[0].name, "X-A");
+	ck_assert_str_eq(h[0].value, "1");
+	headers_free(h, n);
 	headers_free(NULL, 0);
 }
 END_TEST
