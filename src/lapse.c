@@ -1841,6 +1841,8 @@ tail_follow(struct cli *cli, const char *ns, const char *key, char *last,
 			free(cause);
 		}
 		freeReplyObject(r);
+		if (ferror(stdout))
+			break; /* main() says so */
 	}
 	rcmd_free(&call);
 	return (code);
@@ -2182,6 +2184,27 @@ cmd_next(struct cli *cli, struct invocation *inv)
 }
 
 /* The command named name, or NULL. */
+/*
+ * The exit code of a command that returned code, once its output is
+ * written: a write that failed (a full disk, a closed file) is an error,
+ * exit 2 if the command had none, so that "lapse dead NS >file && lapse
+ * purge NS" never purges what it did not save.
+ */
+static int
+output_flushed(int code)
+{
+	int flushed = fflush(stdout) == 0, error = errno;
+
+	if (flushed && !ferror(stdout))
+		return (code);
+	if (flushed)
+		fail(EXIT_USAGE, "cannot write to standard output");
+	else
+		fail(EXIT_USAGE, "cannot write to standard output: %s",
+		    strerror(error));
+	return (code == EXIT_DONE ? EXIT_USAGE : code);
+}
+
 static const struct command *
 find_command(const char *name)
 {
@@ -2219,10 +2242,10 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			usage_all(stdout);
-			return (EXIT_DONE);
+			return (output_flushed(EXIT_DONE));
 		case 'V':
 			printf("lapse %s\n", PACKAGE_VERSION);
-			return (EXIT_DONE);
+			return (output_flushed(EXIT_DONE));
 		default:
 			fail(EXIT_USAGE, "%s",
 			    cmdline_option_error(
@@ -2239,7 +2262,7 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[0], "help") == 0 || strcmp(argv[0], "--help") == 0) {
 		usage_all(stdout);
-		return (EXIT_DONE);
+		return (output_flushed(EXIT_DONE));
 	}
 	cmd = find_command(argv[0]);
 	if (cmd == NULL) {
@@ -2253,5 +2276,5 @@ main(int argc, char **argv)
 	code = run_command(&cli, cmd, argc, argv);
 	redisFree(cli.c);
 	redis_url_free(cli.url);
-	return (code);
+	return (output_flushed(code));
 }

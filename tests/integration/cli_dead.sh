@@ -117,6 +117,11 @@ t_is "a payload that is not UTF-8 is payload_b64" \
     "$(printf 'bin\377' | od -An -tx1)"
 run lapse_cli dead hooks --limit 1
 t_is "dead --limit 1 prints the oldest" "$(echo "$OUT" | jq -r .id)" b
+# Output that cannot be written is an error: "lapse dead NS >file &&
+# lapse purge NS" on a full disk must not purge what it did not save.
+lapse_cli dead hooks >/dev/full 2>"$T_DIR/stderr"
+t_is "dead to a full disk: exit 2 and why" "$?:$(cat "$T_DIR/stderr")" \
+    "2:lapse: cannot write to standard output: No space left on device"
 noid=$(rcli XADD "$(kd hooks dead)" '*' payload orphan)
 baddue=$(rcli XADD "$(kd hooks dead)" '*' id d payload four due soon)
 run lapse_cli dead hooks
