@@ -1984,9 +1984,11 @@ requeue_all(struct cli *cli, struct invocation *inv)
 		return (code);
 	printf("skipped %lld\n", skipped);
 	if (left > skipped)
-		warning("stopped at %d dead entries in a row whose events are "
-		        "pending or in flight; %lld entries after them were "
-		        "not examined",
+		warning(
+		    "stopped at %d dead entries in a row that cannot be "
+		    "requeued (their ids pending or in flight, or no "
+		    "events: without a valid id or url); %lld entries after "
+		    "them were not examined",
 		    REQUEUE_MAX, left - skipped);
 	return (EXIT_DONE);
 }

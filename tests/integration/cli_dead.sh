@@ -225,6 +225,16 @@ t_is "requeue --all that cannot connect prints no count, exit 3" \
     "$RC:$OUT" "3:"
 t_is "refused requeue --all changes nothing" "$(digest)" "$d0"
 
+# 10,001 entries another writer added without an id: the library skips
+# them, and --all stops at its limit saying why.
+for i in $(seq 0 10000); do
+	echo "XADD $(kd noids dead) * payload z$i"
+done | rcli >/dev/null
+run lapse_cli requeue noids --all
+t_is "requeue --all past 10000 entries it cannot requeue says why it stopped" \
+    "$RC:$OUT:$ERR" "0:requeued 0
+skipped 10000:lapse: stopped at 10000 dead entries in a row that cannot be requeued (their ids pending or in flight, or no events: without a valid id or url); 1 entries after them were not examined"
+
 # --- purge --------------------------------------------------------------------
 
 run lapse_cli purge many
