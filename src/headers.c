@@ -71,6 +71,35 @@ headers_free(struct header *h, size_t n)
 }
 
 /*
+ * A name whose byte i may not be in one: what comes before it and that
+ * byte, not the rest of the line, which may be a value ("Authorization
+ * Bearer x:y" lacks the colon after its name).
+ */
+static int
+bad_name(const char *s, size_t i, char **why)
+{
+	char *before, *byte, *e;
+
+	if (is_blank(s[i]))
+		byte = xstrdup("a blank");
+	else {
+		e = escape_bytes(s + i, 1, 8);
+		xasprintf(&byte, "\"%s\"", e);
+		free(e);
+	}
+	if (i == 0)
+		xasprintf(why, "bad header name: %s at its start", byte);
+	else {
+		before = escape_bytes(s, i, 64);
+		xasprintf(
+		    why, "bad header name: %s after \"%s\"", byte, before);
+		free(before);
+	}
+	free(byte);
+	return (-1);
+}
+
+/*
  * One line (len bytes at s, without its end) into *h; 1 when it holds a
  * header, 0 when it is blank or a comment, -1 with *why.
  */
@@ -106,12 +135,12 @@ header_line(const char *s, size_t len, struct header *h, char **why)
 		if (!is_tchar((unsigned char)s[i]))
 			break;
 	}
-	if (nlen == 0 || i < nlen) {
-		name = escape_bytes(s, nlen, 64);
-		xasprintf(why, "bad header name \"%s\"", name);
-		free(name);
+	if (nlen == 0) {
+		xasprintf(why, "bad header name \"\"");
 		return (-1);
 	}
+	if (i < nlen)
+		return (bad_name(s, i, why));
 	name = xstrndup(s, nlen);
 	for (v = colon + 1; v < end && is_blank(*v); v++)
 		/* nothing */;

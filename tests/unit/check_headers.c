@@ -77,7 +77,16 @@ START_TEST(test_bad)
 	bad("Authorization Bearer s3cret\n",
 	    "line 1: expected \"Name: value\"");
 	bad("ok: 1\nBad Name: s3cret\n",
-	    "line 2: bad header name \"Bad Name\"");
+	    "line 2: bad header name: a blank after \"Bad\"");
+	/*
+	 * A name's colon forgotten, one in the value: the value is not
+	 * shown (it was, up to that colon: "Authorization Bearer s3cret").
+	 */
+	bad("Authorization Bearer s3cret:x\n",
+	    "line 1: bad header name: a blank after \"Authorization\"");
+	bad("X-Sig\x01s3cret: 1\n",
+	    "line 1: bad header name: \"\\x01\" after \"X-Sig\"");
+	bad("(s3cret: 1\n", "line 1: bad header name: \"(\" at its start");
 	bad(": s3cret\n", "line 1: bad header name \"\"");
 	bad("X-A:   \n", "line 1: header X-A: empty value");
 	bad("X-A: s3cret\x01\n",
