@@ -120,6 +120,22 @@ streamreply_id(const redisReply *entry)
 	return (entry->element[0]->str);
 }
 
+/* Add why to the causes so far, "; " between: each field is named. */
+static void
+cause_add(char **causes, char *why)
+{
+	char *both;
+
+	if (*causes == NULL) {
+		*causes = why;
+		return;
+	}
+	xasprintf(&both, "%s; %s", *causes, why);
+	free(*causes);
+	free(why);
+	*causes = both;
+}
+
 int
 streamreply_event(const redisReply *entry, struct lapse_event *ev, char **cause)
 {
@@ -133,10 +149,7 @@ streamreply_event(const redisReply *entry, struct lapse_event *ev, char **cause)
 		if (lapse_event_set_field(
 		        ev, f->str, f->len, v->str, v->len, &why) == 0)
 			continue;
-		if (first == NULL)
-			first = why;
-		else
-			free(why);
+		cause_add(&first, why);
 	}
 	if (first == NULL)
 		return (0);
@@ -201,10 +214,7 @@ streamreply_dead(const redisReply *entry, char **json, char **cause)
 		if (lapse_json_add_number(
 		        obj, dead_fields[i].name, v->str, v->len, &why) == 0)
 			continue;
-		if (first == NULL)
-			first = why;
-		else
-			free(why);
+		cause_add(&first, why);
 	}
 	*json = lapse_json_finish(obj);
 	if (first == NULL)

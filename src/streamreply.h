@@ -41,7 +41,8 @@ const char *streamreply_id(const redisReply *entry);
 /*
  * Set ev's fields from those of a checked entry with
  * lapse_event_set_field(). Returns 0, or -1 with *cause (caller frees)
- * for the first field it refused; ev then has every other field.
+ * naming each field it refused, "; " between; ev then has every other
+ * field.
  */
 int streamreply_event(
     const redisReply *entry, struct lapse_event *ev, char **cause);
@@ -54,8 +55,8 @@ int streamreply_event(
  * or holding a NUL); a field given twice is its last value, as the
  * library reads it. Other fields are left out. Sets *json (caller frees),
  * NULL when the entry has no id field. Returns 0, or -1 with *cause
- * (caller frees) for the first number it left out (not decimal digits, or
- * above 2^53); *json then has every other field.
+ * (caller frees) naming each number it left out (not decimal digits, or
+ * above 2^53), "; " between; *json then has every other field.
  */
 int streamreply_dead(const redisReply *entry, char **json, char **cause);
 

@@ -229,8 +229,9 @@ START_TEST(test_event_bad_fields)
 	ck_assert_int_eq(streamreply_check_entries(r, &cause), 0);
 	lapse_event_init(&ev);
 	ck_assert_int_eq(streamreply_event(r->element[0], &ev, &cause), -1);
-	ck_assert_str_eq(
-	    cause, "bad stream field \"due\": \"soon\" is not a whole number");
+	ck_assert_str_eq(cause,
+	    "bad stream field \"due\": \"soon\" is not a whole number; "
+	    "bad stream field \"attempt\": \"-1\" is not a whole number");
 	free(cause);
 	ck_assert_str_eq(ev.id, "a");
 	ck_assert_str_eq(ev.payload, "p");
@@ -275,7 +276,10 @@ START_TEST(test_dead)
 }
 END_TEST
 
-/* A number that cannot be read is left out, the first one named. */
+/*
+ * Numbers that cannot be read are left out, each named (before: the first
+ * alone, and the warning hid that "failed" was left out too).
+ */
 START_TEST(test_dead_bad_numbers)
 {
 	struct resp resp = { .len = 0 };
@@ -288,8 +292,9 @@ START_TEST(test_dead_bad_numbers)
 	r = resp_reply(&resp);
 	ck_assert_int_eq(streamreply_check_entries(r, &cause), 0);
 	ck_assert_int_eq(streamreply_dead(r->element[0], &json, &cause), -1);
-	ck_assert_str_eq(
-	    cause, "bad stream field \"due\": \"soon\" is not a whole number");
+	ck_assert_str_eq(cause,
+	    "bad stream field \"due\": \"soon\" is not a whole number; "
+	    "bad stream field \"failed\": \"-1\" is not a whole number");
 	ck_assert_str_eq(json, "{\"id\":\"a\",\"attempts\":2}");
 	free(cause);
 	free(json);
