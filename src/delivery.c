@@ -597,16 +597,13 @@ acks_add_to(struct rcmd *cmd, const struct delivery_acks *set)
 		rcmd_add(cmd, set->fences.argv[i], set->fences.argvlen[i]);
 }
 
-/* Send the acks added so far, if any, in a lapse_ack of their own. */
+/* Send set's acks in a lapse_ack of their own (it owns set then). */
 static void
-ack_send(struct delivery *d)
+acks_send(struct delivery *d, struct delivery_acks *set)
 {
-	struct delivery_acks *set;
 	struct rcmd cmd;
 	struct call *c;
 
-	if ((set = acks_take(d)) == NULL)
-		return;
 	fcall_head(&cmd, "lapse_ack", 2);
 	rcmd_add_str(&cmd, d->key_jobs);
 	rcmd_add_str(&cmd, d->key_inflight);
@@ -618,6 +615,16 @@ ack_send(struct delivery *d)
 	xasprintf(&c->what, "%u event%s", set->n, set->n == 1 ? "" : "s");
 	send_call(d, &cmd, c);
 	rcmd_free(&cmd);
+}
+
+/* Send the acks added so far, if any, in a lapse_ack of their own. */
+static void
+ack_send(struct delivery *d)
+{
+	struct delivery_acks *set;
+
+	if ((set = acks_take(d)) != NULL)
+		acks_send(d, set);
 }
 
 struct delivery_acks *
@@ -649,19 +656,26 @@ acks_answered(
 		acks_free(set);
 		return;
 	}
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR) {
+		/*
+		 * The sweep was refused for what else it does (a dead stream
+		 * that refuses the entry of a lease it recovers, a permission
+		 * its claim lacks), maybe before the acks were written: they
+		 * go alone, their fences making a second application change
+		 * nothing, and that call's reply is final.
+		 */
+		log_warnx("namespace %s: the sweep carrying the acks of %s "
+		          "failed: %s; sending them alone",
+		    d->ns->name, what, reply->str);
+		acks_send(d, set);
+		return;
+	}
 	acks_free(set);
 	if (reply == NULL) {
 		log_warnx("namespace %s: the sweep carrying the acks of %s was "
 		          "lost with the connection: their leases expire, then "
 		          "they are retried",
 		    d->ns->name, what);
-		return;
-	}
-	if (reply->type == REDIS_REPLY_ERROR) {
-		log_errorx("namespace %s: the sweep carrying the acks of %s "
-		           "failed: %s; those it did not apply are retried "
-		           "once their leases expire",
-		    d->ns->name, what, reply->str);
 		return;
 	}
 	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 8 ||
