@@ -188,6 +188,7 @@ struct call {
 };
 
 static void ack_send(struct delivery *);
+static void acks_send(struct delivery *, struct delivery_acks *);
 static int call_hold(struct call *);
 static void attempt_start(struct attempt *);
 static void check_done(struct delivery *);
@@ -544,6 +545,18 @@ add_fence(struct rcmd *cmd, const struct attempt *a)
 	rcmd_add_u64(cmd, a->attempt);
 }
 
+/* Append a copy of a's fence (the attempt is freed before it is sent). */
+static void
+fence_copy(struct rcmd *cmd, const struct attempt *a)
+{
+	if (a->member != NULL)
+		rcmd_add_copy(cmd, a->member, a->memberlen);
+	else
+		rcmd_add_copy(cmd, a->id, a->idlen);
+	rcmd_add_u64(cmd, (uint64_t)a->due);
+	rcmd_add_u64(cmd, a->attempt);
+}
+
 /*
  * Acks are held for the namespace's next sweep, which carries them
  * (delivery_acks_take(): ack and lease in one call), for at most
@@ -556,16 +569,23 @@ static void
 ack_add(struct delivery *d, const struct attempt *a)
 {
 	struct timeval tv = { 0, DELIVERY_ACK_HOLD_US };
+	struct delivery_acks *set;
 
+	/*
+	 * Those held again (acks_again), not sent yet, may fill a call: this
+	 * one goes alone, a call taking no more than DELIVERY_CALL_MAX.
+	 */
+	if (d->nacks >= DELIVERY_CALL_MAX) {
+		set = xmalloc(sizeof *set);
+		rcmd_init(&set->fences);
+		fence_copy(&set->fences, a);
+		set->n = 1;
+		acks_send(d, set);
+		return;
+	}
 	if (d->nacks == 0)
 		evtimer_add(d->ack_flush, &tv);
-	/* The attempt is freed before the call is sent: the id is copied. */
-	if (a->member != NULL)
-		rcmd_add_copy(&d->acks, a->member, a->memberlen);
-	else
-		rcmd_add_copy(&d->acks, a->id, a->idlen);
-	rcmd_add_u64(&d->acks, (uint64_t)a->due);
-	rcmd_add_u64(&d->acks, a->attempt);
+	fence_copy(&d->acks, a);
 	if (++d->nacks >= DELIVERY_CALL_MAX)
 		ack_send(d);
 }
