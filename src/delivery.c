@@ -378,6 +378,14 @@ call_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent)
 			return;
 		}
 	}
+	if (reply == NULL && c->kind == CALL_EXTEND) {
+		/* Within a third of the lease: the next extend renews them. */
+		log_info("namespace %s: an extend of %zu lease%s was lost with "
+		         "the connection: the next one renews %s",
+		    d->ns->name, c->nseqs, c->nseqs == 1 ? "" : "s",
+		    c->nseqs == 1 ? "it" : "them");
+		goto out;
+	}
 	if (reply == NULL) {
 		log_warnx("namespace %s: %s of %s lost with the connection: "
 		          "its lease expires, then it is retried",

@@ -3,7 +3,8 @@
 # while more than 1,000 requests are answered: their acks are held and
 # sent once it is back, in calls of at most 1,000 (lapse_ack and a sweep
 # take no more), so that each event is delivered once, not again after
-# its lease.
+# its lease. An extend lost with the connection is renewed by the next
+# one: lapsed does not warn that the lease expires.
 . "$TESTS_LIB"
 t_start 120
 N=1010
@@ -52,4 +53,28 @@ t_is "each delivered once, at attempt 1" \
 t_is "no call refused" "$(grep -c 'failed: ERR' "$T_DIR/r1.log")" 0
 lapsed_stop r1
 t_is "exit 0" "$?" 0
+
+# --- an extend lost with the connection -----------------------------------
+# Leases renewed every 2 s: writes paused for 5 s hold one for 3 s at
+# least, and the connection's command-timeout (2 s) drops it.
+lapsed_conf r2 "[namespace x]" "sink = http" "url = $BASE/slow/4000/x/" \
+    "timeout = 5s" "lease = 6s"
+lapsed_start r2
+wait_for 20 "r2 to listen" lapsed_ready r2
+lapse_cli schedule x e1 --in 10ms >/dev/null
+wait_until 10 "its request to arrive" \
+    '[ "$(hook_requests r "(.path | startswith(\"/slow/4000/x/\"))" |
+        wc -l)" = 1 ]'
+rcli CLIENT PAUSE 5000 WRITE >/dev/null
+wait_until 20 "the acks" \
+    '[ "$(rcli ZCARD "lapse:{x}:inflight")$(rcli HLEN "lapse:{x}:jobs")" = 00 ]'
+t_match "the extend was lost with the connection" "$(cat "$T_DIR/r2.log")" \
+    "namespace x: an extend of 1 lease was lost with the connection: the next one renews it"
+t_is "no warning that its lease expires" \
+    "$(grep -c "its lease expires" "$T_DIR/r2.log")" 0
+t_is "delivered once, acked" \
+    "$(hook_requests r "(.path | startswith(\"/slow/4000/x/\"))" | wc -l):$(
+        rcli HGET "lapse:{x}:counts" acked)" "1:1"
+lapsed_stop r2
+t_is "r2 exit 0" "$?" 0
 t_done
