@@ -27,7 +27,7 @@ nreqs() {
 	hook_requests r 'true' | wc -l
 }
 
-lapsed_conf r1 "[namespace h]" "sink = http" "url = $BASE/slow/3000/" \
+lapsed_conf r1 "[namespace h]" "sink = http" "url = $BASE/slow/5000/" \
     "timeout = 10s" "lease = 1m" "concurrency = 1024"
 lapsed_start r1
 wait_for 20 "r1 to listen" lapsed_ready r1
@@ -41,7 +41,7 @@ wait_until 30 "the $N requests to arrive" '[ "$(nreqs)" = $N ]'
 kill -9 "$REDIS_PID"
 wait "$REDIS_PID" 2>/dev/null
 t_untrack "$REDIS_PID"
-sleep 4
+sleep 6
 redis_start redis --appendonly yes --appendfsync always
 t_is "$N events in flight when Redis is back" "$(left)" "${N}0${N}"
 wait_until 20 "the acks" '[ "$(left)" = 000 ]'
