@@ -18,7 +18,10 @@
  *    Cluster's, no link exists until it answers (the probe): then the
  *    reactor becomes a Cluster's, or makes its one link.
  *  - Once stopping, nothing new is sent, and the loop exits when no call
- *    is in flight on any link, or after command-timeout.
+ *    is in flight on any link, or after command-timeout. Until the links
+ *    are stopped (the delivery namespaces finish their attempts first),
+ *    namespaces still follow their slots: an attempt's ack, retry or
+ *    release goes to the primary that has the event now.
  */
 #include "config.h"
 
@@ -533,7 +536,11 @@ reactor_retire(struct reactor *r)
 /*
  * A slot of the Cluster was found on a node, or moved: each namespace
  * whose slot's primary is known is bound to its link, and the links no
- * namespace needs any more are retired.
+ * namespace needs any more are retired. Also while a stop waits for the
+ * delivery namespaces (their acks, retries and releases must reach the
+ * slot's primary of now, not a demoted or dead one, or the events they
+ * speak for would wait out their leases in flight), but not once the
+ * links are stopped (stop_link()).
  */
 static void
 slots_changed_cb(void *arg)
@@ -543,7 +550,7 @@ slots_changed_cb(void *arg)
 	const char *why;
 	size_t i;
 
-	if (r->stopping)
+	if (r->stop_timer != NULL)
 		return;
 	for (i = 0; i < r->nns; i++) {
 		node = cluster_target(r->targets[i], &why);
