@@ -1,0 +1,222 @@
+#!/bin/bash
+# Redis Sentinel and the delivery sinks: a backlog of http deliveries
+# (namespace h, each answered 100 ms later) and exec deliveries (x, a
+# command of 100 ms) drains through two reactors while
+#   1. the primary is SIGKILLed, and r1 with it while the sentinels
+#      promote the replica (r1's attempts under way are lost with it);
+#      the old primary then comes back, a replica of the new one;
+#   2. with a second backlog draining, SENTINEL FAILOVER hands the master
+#      back to the old primary: the demoted node stays up and answers
+#      what is still sent to it READONLY.
+# After each: every event delivered at least once, so exactly once once
+# the receiver drops repeats by Idempotency-Key; none left due, in flight
+# or dead on the master; repeats at most the attempts under way when the
+# master went (r1's lost attempts, acks not replicated), as README's
+# "What a failover costs" says.
+. "$TESTS_LIB"
+. "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
+t_start 150
+sentinel_setup
+t_ok "a primary, a replica and three sentinels that agree"
+CUR_PORT=$P_PORT
+rcli() {
+	ncli "$CUR_PORT" "$@"
+}
+REDIS_URL=$SENTINEL_URL
+hookrecv_start h
+cat >"$T_DIR/deliver.sh" <<'EOF'
+#!/bin/sh
+cat >/dev/null
+echo "$LAPSE_IDEMPOTENCY_KEY $(date +%s%3N)" >>"${0%/*}/x.runs"
+sleep 0.1
+EOF
+chmod +x "$T_DIR/deliver.sh"
+: >"$T_DIR/x.runs"
+CONCURRENCY_H=8
+CONCURRENCY_X=4
+conf=("[namespace h]" "sink = http"
+	"url = http://127.0.0.1:$HOOK_PORT_h/slow/100/h"
+	"timeout = 3s" "lease = 4s" "retry = 200ms" "max-attempts = 10"
+	"concurrency = $CONCURRENCY_H"
+	"[namespace x]" "sink = exec" "command = $T_DIR/deliver.sh"
+	"timeout = 3s" "lease = 4s" "retry = 200ms" "max-attempts = 10"
+	"concurrency = $CONCURRENCY_X")
+start_reactors 2 "${conf[@]}"
+t_ok "two reactors listen, on the master the sentinels named"
+
+# backlog PREFIX NH NX: NH events of h and NX of x, ids PREFIX0.., due
+# over the next second, on the master; waits until the replica has them.
+backlog() {
+	local first target
+	first=$(($(redis_time_ms) + 300))
+	schedule_bulk h "$2" "$first" 1000 "$1" || t_fail "scheduling h $1"
+	schedule_bulk x "$3" "$first" 1000 "$1" || t_fail "scheduling x $1"
+	target=$(repl_offset "$CUR_PORT")
+	wait_until 10 "the replica to have them" \
+	    "[ \"\$(repl_offset $REPLICA)\" -ge $target ]"
+}
+
+# attempts_h PREFIX / attempts_x PREFIX: "KEY MS" for each attempt that
+# reached the receiver or ran the command (wall clock ms).
+attempts_h() {
+	hook_requests h "(.key // \"\") | startswith(\"h/$1\")" \
+	    '"\(.key) \(.ms)"' | tr -d '"'
+}
+attempts_x() {
+	awk -v p="x/$1" 'index($1, p) == 1' "$T_DIR/x.runs"
+}
+keys_h() {
+	attempts_h "$1" | cut -d' ' -f1
+}
+keys_x() {
+	attempts_x "$1" | cut -d' ' -f1
+}
+
+# delivered NS PREFIX: the events of NS with ids PREFIX.. delivered.
+delivered() {
+	"keys_$1" "$2" | sort -u | wc -l
+}
+
+# drained: nothing of h or x due or in flight on the master.
+drained() {
+	[ "$(rcli EVAL_RO "return redis.call('ZCARD', KEYS[1]) +
+	    redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3]) +
+	    redis.call('ZCARD', KEYS[4])" 4 'lapse:{h}:due' \
+	    'lapse:{h}:inflight' 'lapse:{x}:due' 'lapse:{x}:inflight')" = 0 ]
+}
+
+# judge PREFIX NH NX LO HI [MAXREP_H MAXREP_X]: what is said above, for
+# the events PREFIX..: each repeated event was first delivered between LO
+# and HI (wall clock ms: the master's loss, less the attempts then under
+# way, to the reactors' arrival on the new one); with MAXREP_NS, at most
+# that many repeats in NS.
+judge() {
+	local pre=$1 nh=$2 nx=$3 lo=$4 hi=$5 ns n want max got rep
+	wait_until 60 "every event delivered and nothing left" \
+	    "[ \"\$(delivered h $pre)\" -ge $nh ] &&
+	    [ \"\$(delivered x $pre)\" -ge $nx ] && drained"
+	for ns in h x; do
+		if [ $ns = h ]; then
+			want=$nh max=${6:-}
+		else
+			want=$nx max=${7:-}
+		fi
+		got=$("keys_$ns" "$pre" | sort -u |
+		    awk -v ns=$ns -v p="$pre" -v n="$want" '
+			{ split($1, f, "/"); seen[f[2]] = 1 }
+			END {
+				for (i = 0; i < n; i++)
+					if (!((p i) in seen)) lost++
+				for (s in seen) total++
+				printf "lost %d unknown %d\n", lost,
+				    total - n + lost
+			}')
+		t_is "$pre: each of $want events of $ns delivered (once, dropping repeats by Idempotency-Key)" \
+		    "$got" "lost 0 unknown 0"
+		n=$("keys_$ns" "$pre" | wc -l)
+		rep=$((n - want))
+		echo "# $pre: $ns: $n deliveries of $want events: $rep repeats; the master lost at $lo, the reactors on the new one at $hi (+$((hi - lo)) ms)"
+		if [ -n "$max" ] && [ "$rep" -le "$max" ]; then
+			t_ok "$pre: $ns: $rep repeats, at most $max (the attempts under way when the master went)"
+		elif [ -n "$max" ]; then
+			t_fail "$pre: $ns: $rep repeats, at most $max"
+		fi
+		got=$("attempts_$ns" "$pre" | awk -v lo="$lo" -v hi="$hi" '
+			{
+				n[$1]++
+				if (!($1 in first) || $2 < first[$1])
+					first[$1] = $2
+			}
+			END {
+				for (k in n)
+					if (n[k] > 1 &&
+					    (first[k] < lo || first[k] > hi))
+						print k, first[k] - lo
+			}' | sort | head -10)
+		t_is "$pre: $ns: every repeat was first delivered as the master went, before the reactors moved" \
+		    "$got" ""
+		t_is "$pre: $ns: none due, in flight or dead on the master" \
+		    "$(rcli ZCARD "lapse:{$ns}:due") $(rcli ZCARD "lapse:{$ns}:inflight") $(rcli XLEN "lapse:{$ns}:dead")" \
+		    "0 0 0"
+	done
+}
+
+# arrived PORT R...: the wall clock ms when the last of reactors R...
+# connected its command connection to the node on PORT.
+arrived() {
+	local port=$1 r t max=0
+	shift
+	for r in "$@"; do
+		t=$(grep "redis command: connected to redis://127.0.0.1:$port/0" \
+		    "$T_DIR/$r.log" | tail -1 | cut -d' ' -f1)
+		t=$(date -d "$t" +%s%3N)
+		[ "$t" -gt "$max" ] && max=$t
+	done
+	echo "$max"
+}
+
+# --- 1. the primary SIGKILLed, r1 with it -------------------------------------
+REPLICA=$R_PORT
+backlog a 600 200
+wait_until 20 "a quarter of h delivered" '[ "$(delivered h a)" -ge 150 ]'
+lost=$(date +%s%3N)
+node_kill p
+echo "# primary killed with $(delivered h a) of h and $(delivered x a) of x delivered"
+sleep 0.3
+lapsed_kill r1
+CUR_PORT=$R_PORT
+wait_until 30 "the sentinels to promote the replica" \
+    "[ \"\$(master_port ${S_PORTS%% *})\" = $R_PORT ]"
+t_is "the sentinels promoted the replica" "$(rcli ROLE | head -1)" master
+# The old primary comes back (empty, no persistence), a replica now.
+node_start p "$P_PORT" --replicaof 127.0.0.1 "$R_PORT"
+wait_until 20 "the old primary to sync as a replica" \
+    "ncli $P_PORT INFO replication | grep -q '^master_link_status:up'"
+# r1's attempts under way were lost with it; r2's, and acks lost with
+# the primary (not replicated), may repeat.
+wait_until 30 "r2 on the new master" \
+    "grep -q 'redis command: connected to redis://127.0.0.1:$R_PORT/0' $T_DIR/r2.log"
+# The attempts under way when the primary died last 100 ms: 500 ms.
+judge a 600 200 $((lost - 500)) "$(arrived "$R_PORT" r2)" \
+    $((2 * CONCURRENCY_H)) $((2 * CONCURRENCY_X))
+t_match "r2 followed the failover by itself" "$(cat "$T_DIR/r2.log")" \
+    "sentinel: the master \"mymaster\" moved to redis://127\.0\.0\.1:$R_PORT/0"
+lapsed_start r1
+wait_for 20 "r1 to listen again" lapsed_ready r1
+
+# --- 2. SENTINEL FAILOVER back to the old primary -----------------------------
+wait_until 30 "the sentinels to know the old primary as a replica" \
+    "sentinels_agree $R_PORT 1"
+REPLICA=$P_PORT
+backlog b 600 200
+wait_until 20 "a quarter of h delivered" '[ "$(delivered h b)" -ge 150 ]'
+out=
+for _ in $(seq 1 150); do
+	out=$(ncli "${S_PORTS%% *}" SENTINEL FAILOVER mymaster)
+	[ "$out" = OK ] && break
+	sleep 0.1
+done
+t_is "SENTINEL FAILOVER" "$out" OK
+echo "# failover asked with $(delivered h b) of h and $(delivered x b) of x delivered"
+CUR_PORT=$P_PORT
+wait_until 30 "the old primary to be the master again" \
+    "[ \"\$(master_port ${S_PORTS%% *})\" = $P_PORT ] &&
+    [ \"\$(rcli ROLE | head -1)\" = master ]"
+t_is "the old primary is the master again" "$(rcli ROLE | head -1)" master
+# What the old master took after the replica stopped following it
+# (REPLICAOF NO ONE), until the reactors moved at +switch-master (leases,
+# acks) is lost: those attempts repeat; none else.
+promoted=$(grep 'MASTER MODE enabled' "$T_DIR/p.log" | tail -1 |
+    awk '{ print $2, $3, $4, $5 }')
+promoted=$(date -d "$promoted" +%s%3N)
+wait_until 30 "both reactors on the old primary again" \
+    "[ \"\$(grep -c 'redis command: connected to redis://127.0.0.1:$P_PORT/0' $T_DIR/r1.log)\" -ge 1 ] &&
+    [ \"\$(grep -c 'redis command: connected to redis://127.0.0.1:$P_PORT/0' $T_DIR/r2.log)\" -ge 2 ]"
+judge b 600 200 $((promoted - 500)) "$(arrived "$P_PORT" r1 r2)"
+for r in r1 r2; do
+	t_match "$r followed the failover back" "$(cat "$T_DIR/$r.log")" \
+	    "sentinel: the master \"mymaster\" moved to redis://127\.0\.0\.1:$P_PORT/0"
+done
+stop_reactors 2
+t_is "both reactors stop with 0" "$STOPPED" "0 0"
+t_done
