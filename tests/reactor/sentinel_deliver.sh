@@ -15,6 +15,7 @@
 # "What a failover costs" says.
 . "$TESTS_LIB"
 . "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
+. "$(dirname "$TESTS_LIB")/deliver_lib.sh"
 t_start 150
 sentinel_setup
 t_ok "a primary, a replica and three sentinels that agree"
@@ -24,14 +25,12 @@ rcli() {
 }
 REDIS_URL=$SENTINEL_URL
 hookrecv_start h
-cat >"$T_DIR/deliver.sh" <<'EOF'
-#!/bin/sh
-cat >/dev/null
-echo "$LAPSE_IDEMPOTENCY_KEY $(date +%s%3N)" >>"${0%/*}/x.runs"
-sleep 0.1
-EOF
-chmod +x "$T_DIR/deliver.sh"
-: >"$T_DIR/x.runs"
+x_command
+# ns_cli NS ARGS...: every namespace is on the master.
+ns_cli() {
+	shift
+	rcli "$@"
+}
 CONCURRENCY_H=8
 CONCURRENCY_X=4
 conf=("[namespace h]" "sink = http"
@@ -54,105 +53,6 @@ backlog() {
 	target=$(repl_offset "$CUR_PORT")
 	wait_until 10 "the replica to have them" \
 	    "[ \"\$(repl_offset $REPLICA)\" -ge $target ]"
-}
-
-# attempts_h PREFIX / attempts_x PREFIX: "KEY MS" for each attempt that
-# reached the receiver or ran the command (wall clock ms).
-attempts_h() {
-	hook_requests h "(.key // \"\") | startswith(\"h/$1\")" \
-	    '"\(.key) \(.ms)"' | tr -d '"'
-}
-attempts_x() {
-	awk -v p="x/$1" 'index($1, p) == 1' "$T_DIR/x.runs"
-}
-keys_h() {
-	attempts_h "$1" | cut -d' ' -f1
-}
-keys_x() {
-	attempts_x "$1" | cut -d' ' -f1
-}
-
-# delivered NS PREFIX: the events of NS with ids PREFIX.. delivered.
-delivered() {
-	"keys_$1" "$2" | sort -u | wc -l
-}
-
-# drained: nothing of h or x due or in flight on the master.
-drained() {
-	[ "$(rcli EVAL_RO "return redis.call('ZCARD', KEYS[1]) +
-	    redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3]) +
-	    redis.call('ZCARD', KEYS[4])" 4 'lapse:{h}:due' \
-	    'lapse:{h}:inflight' 'lapse:{x}:due' 'lapse:{x}:inflight')" = 0 ]
-}
-
-# judge PREFIX NH NX LO HI [MAXREP_H MAXREP_X]: what is said above, for
-# the events PREFIX..: each repeated event was first delivered between LO
-# and HI (wall clock ms: the master's loss, less the attempts then under
-# way, to the reactors' arrival on the new one); with MAXREP_NS, at most
-# that many repeats in NS.
-judge() {
-	local pre=$1 nh=$2 nx=$3 lo=$4 hi=$5 ns n want max got rep
-	wait_until 60 "every event delivered and nothing left" \
-	    "[ \"\$(delivered h $pre)\" -ge $nh ] &&
-	    [ \"\$(delivered x $pre)\" -ge $nx ] && drained"
-	for ns in h x; do
-		if [ $ns = h ]; then
-			want=$nh max=${6:-}
-		else
-			want=$nx max=${7:-}
-		fi
-		got=$("keys_$ns" "$pre" | sort -u |
-		    awk -v ns=$ns -v p="$pre" -v n="$want" '
-			{ split($1, f, "/"); seen[f[2]] = 1 }
-			END {
-				for (i = 0; i < n; i++)
-					if (!((p i) in seen)) lost++
-				for (s in seen) total++
-				printf "lost %d unknown %d\n", lost,
-				    total - n + lost
-			}')
-		t_is "$pre: each of $want events of $ns delivered (once, dropping repeats by Idempotency-Key)" \
-		    "$got" "lost 0 unknown 0"
-		n=$("keys_$ns" "$pre" | wc -l)
-		rep=$((n - want))
-		echo "# $pre: $ns: $n deliveries of $want events: $rep repeats; the master lost at $lo, the reactors on the new one at $hi (+$((hi - lo)) ms)"
-		if [ -n "$max" ] && [ "$rep" -le "$max" ]; then
-			t_ok "$pre: $ns: $rep repeats, at most $max (the attempts under way when the master went)"
-		elif [ -n "$max" ]; then
-			t_fail "$pre: $ns: $rep repeats, at most $max"
-		fi
-		got=$("attempts_$ns" "$pre" | awk -v lo="$lo" -v hi="$hi" '
-			{
-				n[$1]++
-				if (!($1 in first) || $2 < first[$1])
-					first[$1] = $2
-			}
-			END {
-				for (k in n)
-					if (n[k] > 1 &&
-					    (first[k] < lo || first[k] > hi))
-						print k, first[k] - lo
-			}' | sort | head -10)
-		t_is "$pre: $ns: every repeat was first delivered as the master went, before the reactors moved" \
-		    "$got" ""
-		t_is "$pre: $ns: none due, in flight or dead on the master" \
-		    "$(rcli ZCARD "lapse:{$ns}:due") $(rcli ZCARD "lapse:{$ns}:inflight") $(rcli XLEN "lapse:{$ns}:dead")" \
-		    "0 0 0"
-	done
-}
-
-# arrived PORT R...: the wall clock ms when the last of reactors R...
-# connected its command connection to the node on PORT.
-arrived() {
-	local port=$1 r t max=0
-	shift
-	for r in "$@"; do
-		t=$(grep "redis command: connected to redis://127.0.0.1:$port/0" \
-		    "$T_DIR/$r.log" | tail -1 | cut -d' ' -f1)
-		t=$(date -d "$t" +%s%3N)
-		[ "$t" -gt "$max" ] && max=$t
-	done
-	echo "$max"
 }
 
 # --- 1. the primary SIGKILLed, r1 with it -------------------------------------
