@@ -98,14 +98,18 @@ struct reactor {
 
 /*
  * The sentinels named the master: the first time, the link starts (it
- * would have nowhere to go before); afterwards, it follows the master.
+ * would have nowhere to go before); afterwards, it follows the master,
+ * also while a stop waits for the delivery namespaces (their acks,
+ * retries and releases must reach the master of now: a master demoted
+ * by SENTINEL FAILOVER takes writes, and loses them, until the sentinels
+ * convert it, seconds later).
  */
 static void
 master_changed_cb(void *arg)
 {
 	struct reactor *r = arg;
 
-	if (r->stopping)
+	if (r->stop_timer != NULL)
 		return; /* link_stop() was called: started or not, it stays */
 	if (!r->links[0]->started) {
 		r->links[0]->started = 1;
