@@ -9,7 +9,10 @@
 #     replicating to no one until the sentinels convert it, seconds later;
 #   - the master SIGKILLed: the sentinels promote the replica.
 # Each time lapsed exits 0, each event reached the receiver once, and the
-# new master has none of them in due, in flight or dead. lapsed used to
+# new master has none of them in due, in flight or dead. Then the master
+# is SIGKILLed during a stop with the sentinels slower than the stop:
+# lapsed gives its acks up after command-timeout and exits 0, and another
+# reactor delivers the events again once their leases expire. lapsed used to
 # ignore the sentinels' news once stopping: after SENTINEL FAILOVER its
 # acks went to the old master, which took them, and were lost there.
 . "$TESTS_LIB"
@@ -87,4 +90,68 @@ round() {
 
 round r1 failover
 round r2 kill
+
+# --- the master killed, promoted only after the stop's bound ---------------
+# The sentinels wait 8 s before they call the master down: the attempts
+# end (3 s) with no master to ack to. lapsed holds the acks for
+# command-timeout (2 s), then gives them up and exits 0: it must not
+# hang. The events stay in flight on the master that is promoted, and
+# r4 delivers them again once their leases (8 s) expire: at least once,
+# none dead, none left.
+old=$CUR_PORT
+new=$R_PORT
+node_start r "$R_PORT" --replicaof 127.0.0.1 "$old"
+wait_until 30 "the killed node to follow $old" \
+    "ncli $new INFO replication | grep -q '^master_link_status:up'"
+wait_until 30 "the sentinels to agree on $old and its replica" \
+    "sentinels_agree $old 1"
+for s in $S_PORTS; do
+	ncli "$s" SENTINEL SET mymaster down-after-milliseconds 8000 >/dev/null
+done
+conf=("[namespace a]" "sink = http"
+	"url = http://127.0.0.1:$HOOK_PORT_h/slow/3000/r3" "timeout = 5s"
+	"lease = 8s" "retry = 100ms" "concurrency = 4" "max-attempts = 2")
+COMMAND_TIMEOUT=2s lapsed_conf r3 "${conf[@]}"
+lapsed_start r3
+pid=$LAPSED_PID
+wait_for 30 "r3 to listen" lapsed_ready r3
+due=$(($(redis_time_ms) + 200))
+for i in 1 2 3 4; do
+	fcall_schedule a "r3-$i" at "$due" "p$i" >/dev/null
+done
+wait_until 10 "the 4 attempts at the receiver" \
+    "[ \"\$(hook_count h '(.path | endswith(\"/r3\"))')\" -ge 4 ]"
+target=$(repl_offset "$old")
+wait_until 10 "the replica to have them in flight" \
+    "[ \"\$(repl_offset $new)\" -ge $target ]"
+kill -TERM "$pid"
+start=$(date +%s%N)
+node_kill p
+wait_until 15 "r3 to exit" "! kill -0 $pid"
+ms=$((($(date +%s%N) - start) / 1000000))
+stop_pid "$pid" 20
+t_is "r3 exits 0, the master gone" "$?" 0
+if [ "$ms" -lt 8000 ]; then
+	t_ok "r3 exits within the attempts' 3 s and command-timeout ($ms ms)"
+else
+	t_fail "r3 exits within the attempts' 3 s and command-timeout" \
+	    "it took $ms ms"
+fi
+t_match "r3 said it gave the acks up" "$(cat "$T_DIR/r3.log")" \
+    "cannot send the ack of .*: its lease expires, then it is retried|cannot send .* now \(not connected\)"
+CUR_PORT=$new
+wait_until 30 "the sentinels to promote $new" \
+    "[ \"\$(master_port ${S_PORTS%% *})\" = $new ] &&
+    [ \"\$(rcli ROLE | head -1)\" = master ]"
+lapsed_conf r4 "${conf[@]}"
+lapsed_start r4
+wait_until 40 "r4 to deliver them again, once their leases expire" \
+    "[ \"\$(hook_count h '(.path | endswith(\"/r3\"))')\" -ge 8 ] &&
+    [ \"\$(left r3)\" = '0 0 0' ]"
+t_is "each event reached the receiver twice: r3's attempt, r4's after the lease" \
+    "$(hook_requests h '(.path | endswith("/r3"))' .key |
+    sort | uniq -c | awk '{ print $1 }' | tr '\n' ' ')" "2 2 2 2 "
+t_is "none of them due, in flight or dead" "$(left r3)" "0 0 0"
+lapsed_stop r4
+t_is "r4 stops with 0" "$?" 0
 t_done
