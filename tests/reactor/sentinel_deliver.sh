@@ -109,6 +109,13 @@ t_is "the old primary is the master again" "$(rcli ROLE | head -1)" master
 promoted=$(grep 'MASTER MODE enabled' "$T_DIR/p.log" | tail -1 |
     awk '{ print $2, $3, $4, $5 }')
 promoted=$(date -d "$promoted" +%s%3N)
+before=$(attempts_h b | awk -v t="$promoted" '$2 < t { print $1 }' |
+    sort -u | wc -l)
+if [ "$before" -lt 600 ]; then
+	t_ok "the replica promoted mid-drain, with $before of 600 of h delivered"
+else
+	t_fail "the replica promoted mid-drain" "all had been delivered already"
+fi
 wait_until 30 "both reactors on the old primary again" \
     "[ \"\$(grep -c 'redis command: connected to redis://127.0.0.1:$P_PORT/0' $T_DIR/r1.log)\" -ge 1 ] &&
     [ \"\$(grep -c 'redis command: connected to redis://127.0.0.1:$P_PORT/0' $T_DIR/r2.log)\" -ge 2 ]"
