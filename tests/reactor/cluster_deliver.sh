@@ -9,7 +9,10 @@
 #      primary: nothing is lost, so nothing repeats;
 #   2. h's primary (the new one) SIGKILLed, and r1 with it while the
 #      replica is promoted (r1's attempts under way are lost with it);
-#      the killed node then comes back, a replica.
+#      the killed node then comes back, a replica;
+#   3. CLUSTER FAILOVER TAKEOVER on h's replica: no agreement; the old
+#      primary takes writes until it hears of the new epoch (0 repeats
+#      here: it hears within milliseconds on localhost).
 # Namespace b, on another primary, drains through the kill too: late
 # (the Cluster refuses every call until the promotion), repeated only
 # where r1 had attempts under way.
@@ -156,6 +159,28 @@ t_is "b: $rep repeats (at most 4), each first delivered before r1 was killed" \
 		for (k in n) if (n[k] > 1 && f[k] > t) late = late " " k " +" f[k] - t
 		print (rep <= 4 ? "at most 4" : rep) late
 	}')" "at most 4"
+
+# --- 3. CLUSTER FAILOVER TAKEOVER ---------------------------------------------
+# The replica takes over without the primary's agreement: the primary
+# takes writes until it hears of the new epoch, and those are lost.
+wait_until 30 "$NEW to follow $OLD" \
+    "ncli $NEW INFO replication | grep -q '^master_link_status:up'"
+backlog c 1000 300
+wait_until 20 "a tenth of h delivered" '[ "$(delivered h c)" -ge 100 ]'
+lost=$(date +%s%3N)
+t_is "CLUSTER FAILOVER TAKEOVER on h's replica" \
+    "$(ncli "$NEW" CLUSTER FAILOVER TAKEOVER)" OK
+wait_until 30 "$NEW to serve h's slot" "[ \"\$(slot_port $SLOT)\" = $NEW ]"
+before=$(delivered h c)
+if [ "$before" -lt 1000 ]; then
+	t_ok "the takeover done mid-drain, with $before of 1,000 delivered"
+else
+	t_fail "the takeover done mid-drain" "all had been delivered already"
+fi
+wait_until 30 "r2 on $NEW" \
+    "[ \$(grep -c 'redis command: connected to redis://127.0.0.1:$NEW/0' $T_DIR/r2.log) -ge 2 ]"
+judge c 1000 300 $((lost - 500)) "$(arrived "$NEW" r2)"
+
 lapsed_stop r2
 t_is "r2 stops with 0" "$?" 0
 t_done
