@@ -7,7 +7,10 @@
  * real-time clocks and time are shifted; the monotonic clocks are not,
  * so timeouts and replication are untouched. A test program, never
  * installed; built without the sanitizers, which redis-server does not
- * carry.
+ * carry. Not Debian's libfaketime: Debian's redis-server is linked with
+ * jemalloc, which reads the clock as libfaketime starts and allocates,
+ * and the server hangs at start ("Returning -1 on clock_gettime() to
+ * break recursion"), as drift.sh notes for a jemalloc-linked lapsed.
  */
 #define _GNU_SOURCE
 
