@@ -1,7 +1,7 @@
 #!/bin/bash
 # Redis Sentinel with a replica whose clock is 30 s ahead of its
 # primary's (tests/timeshift.so preloaded into it): the primary is
-# SIGKILLed while 8 http attempts of 3 s are under way (lease 20 s) and 8
+# SIGKILLed while 8 http attempts of 9 s are under way (lease 20 s, renewed every 6.7 s) and 8
 # more events are due 15 s later. Leases and due times are on the Redis
 # clock, and the clock is the new master's from the promotion on: every
 # lease taken on the old one is past there, and the events due within
@@ -46,7 +46,7 @@ rcli() {
 REDIS_URL="redis-sentinel://$hosts/0#mymaster"
 hookrecv_start h
 start_reactors 2 "[namespace a]" "sink = http" \
-    "url = http://127.0.0.1:$HOOK_PORT_h/slow/3000/a" "timeout = 10s" \
+    "url = http://127.0.0.1:$HOOK_PORT_h/slow/9000/a" "timeout = 15s" \
     "lease = 20s" "retry = 100ms" "concurrency = 4" "max-attempts = 3"
 t_ok "two reactors listen"
 
