@@ -30,9 +30,10 @@ on_a() {
 	ncli "$(slot_port "$SLOT")" "$@"
 }
 
-# round NAME HOW: 4 events of a, each answered 5 s after it arrives; once
-# all 4 are at the receiver, SIGTERM r1, then HOW (failover or kill)
-# moves a's slot to its replica. Checks what is said above.
+# round NAME HOW: 4 events of a, each answered 8 s after it arrives (a
+# promotion takes 2-3 s); once all 4 are at the receiver, SIGTERM NAME,
+# then HOW (failover or kill) moves a's slot to its replica. Checks what
+# is said above.
 round() {
 	local name=$1 how=$2 old new due i pid rc start target
 	on_ns a
@@ -41,8 +42,8 @@ round() {
 	wait_until 30 "a's replica $new to sync with $old" \
 	    "ncli $new INFO replication | grep -q '^master_link_status:up'"
 	COMMAND_TIMEOUT=2s lapsed_conf "$name" "[namespace a]" "sink = http" \
-	    "url = http://127.0.0.1:$HOOK_PORT_h/slow/5000/$name" \
-	    "timeout = 10s" "lease = 60s" "concurrency = 4" \
+	    "url = http://127.0.0.1:$HOOK_PORT_h/slow/8000/$name" \
+	    "timeout = 12s" "lease = 60s" "concurrency = 4" \
 	    "max-attempts = 1"
 	lapsed_start "$name"
 	pid=$LAPSED_PID

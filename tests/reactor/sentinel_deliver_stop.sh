@@ -34,7 +34,7 @@ left() {
 	    "$(rcli XRANGE 'lapse:{a}:dead' - + | grep -c "^$1-")"
 }
 
-# round NAME HOW: 4 events of a, each answered 4 s after it arrives; once
+# round NAME HOW: 4 events of a, each answered 6 s after it arrives; once
 # all 4 are at the receiver, SIGTERM NAME, then HOW (failover or kill)
 # moves the master to the replica. Checks what is said above.
 round() {
@@ -46,7 +46,7 @@ round() {
 	wait_until 30 "the sentinels to agree on $old and its replica" \
 	    "sentinels_agree $old 1"
 	COMMAND_TIMEOUT=2s lapsed_conf "$name" "[namespace a]" "sink = http" \
-	    "url = http://127.0.0.1:$HOOK_PORT_h/slow/4000/$name" \
+	    "url = http://127.0.0.1:$HOOK_PORT_h/slow/6000/$name" \
 	    "timeout = 10s" "lease = 60s" "concurrency = 4" \
 	    "max-attempts = 1"
 	lapsed_start "$name"
