@@ -356,6 +356,7 @@ call_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent)
 	struct attempt *a;
 	size_t i;
 	int rides;
+	char *id;
 
 	/*
 	 * Maybe not run: its acks ride the next sweep, or it goes again. A
@@ -427,11 +428,19 @@ call_cb(struct aconn *conn, redisReply *reply, void *privdata, uint64_t sent)
 			a = find_seq(d, c->seqs[i]);
 			if (a == NULL)
 				continue;
-			/* Another reactor recovered it: stop; write nothing. */
+			/*
+			 * Its lease expired and a sweep recovered it (renewals
+			 * lost, a clock that jumped with a failover), or it was
+			 * rescheduled or cancelled: stop; write nothing.
+			 */
 			d->st.lease_lost++;
-			log_warnx("namespace %s: lease of event attempt %u "
-			          "lost (held longer than lease?); cancelled",
-			    d->ns->name, a->attempt);
+			id = show_id(a->id, a->idlen);
+			log_warnx(
+			    "namespace %s: lease of event \"%s\" attempt "
+			    "%u lost (expired and recovered, or the event "
+			    "rescheduled or cancelled); cancelled",
+			    d->ns->name, id, a->attempt);
+			free(id);
 			TAILQ_REMOVE(&d->running, a, entry);
 			d->nrunning--;
 			attempt_cancel(a);

@@ -95,6 +95,11 @@ else
 	t_fail "none delivered more than the 30 s skew before its due time" \
 	    "$early ms"
 fi
+# The attempts under way met their next renewal there: answered 0, they
+# were cancelled, and the log says which event.
+t_is "each attempt under way cancelled at its renewal, the log naming it" \
+    "$(grep -ho 'lease of event "now[0-7]" attempt 1 lost' "$T_DIR"/r[12].log |
+    sort -u | wc -l)" 8
 stop_reactors 2
 t_is "both reactors stop with 0" "$STOPPED" "0 0"
 t_done
