@@ -285,6 +285,13 @@ lapsed_ready() {
 	grep -q 'listening for expired keys' "$T_DIR/$1.log"
 }
 
+# lapsed_working NAME: its command connection is up too, the library
+# loaded: a schedule made now finds it (listening comes first, and
+# between the two a schedule_bulk met "Function not found").
+lapsed_working() {
+	grep -q 'redis command: connected to' "$T_DIR/$1.log"
+}
+
 # lapsed_kill NAME: SIGKILL it (or any process whose pid is in
 # $T_DIR/NAME.pid).
 lapsed_kill() {
@@ -403,7 +410,8 @@ lateness() {
 }
 
 # start_reactors N [CONF LINES...]: start reactors r1..rN, each with
-# namespace t unless CONF LINES are given, and wait until all listen.
+# namespace t unless CONF LINES are given, and wait until all listen and
+# have their command connection (the library loaded).
 start_reactors() {
 	local n=$1 i
 	shift
@@ -414,6 +422,8 @@ start_reactors() {
 	done
 	for i in $(seq 1 "$n"); do
 		wait_for 20 "reactor r$i to listen" lapsed_ready "r$i" || return 1
+		wait_for 20 "reactor r$i's command connection" \
+		    lapsed_working "r$i" || return 1
 	done
 }
 
