@@ -20,6 +20,36 @@ EOF2
 	: >"$T_DIR/x.runs"
 }
 
+# hx_conf: the configuration of h and x (attempts of 3 s, leases of 4 s,
+# retries after 200 ms, 10 attempts) into the array conf, for
+# start_reactors or lapsed_conf; their concurrency in CONCURRENCY_H and
+# CONCURRENCY_X.
+hx_conf() {
+	CONCURRENCY_H=8
+	CONCURRENCY_X=4
+	conf=("[namespace h]" "sink = http"
+		"url = http://127.0.0.1:$HOOK_PORT_h/slow/100/h"
+		"timeout = 3s" "lease = 4s" "retry = 200ms" "max-attempts = 10"
+		"concurrency = $CONCURRENCY_H"
+		"[namespace x]" "sink = exec" "command = $T_DIR/deliver.sh"
+		"timeout = 3s" "lease = 4s" "retry = 200ms" "max-attempts = 10"
+		"concurrency = $CONCURRENCY_X")
+}
+
+# sentinel_deliver_setup: a primary, a replica and three sentinels
+# (sentinel_setup), rcli on the master (CUR_PORT), lapsed's redis the
+# sentinels' (REDIS_URL), and the receiver h.
+sentinel_deliver_setup() {
+	sentinel_setup
+	t_ok "a primary, a replica and three sentinels that agree"
+	CUR_PORT=$P_PORT
+	rcli() {
+		ncli "$CUR_PORT" "$@"
+	}
+	REDIS_URL=$SENTINEL_URL
+	hookrecv_start h
+}
+
 # attempts_h PREFIX / attempts_x PREFIX: "KEY MS" for each attempt that
 # reached the receiver or ran the command (wall clock ms).
 attempts_h() {

@@ -39,16 +39,8 @@ ns_cli() {
 	on_ns "$ns"
 	rcli "$@"
 }
-CONCURRENCY_H=8
-CONCURRENCY_X=4
-conf=("[namespace h]" "sink = http"
-	"url = http://127.0.0.1:$HOOK_PORT_h/slow/100/h"
-	"timeout = 3s" "lease = 4s" "retry = 200ms" "max-attempts = 10"
-	"concurrency = $CONCURRENCY_H"
-	"[namespace x]" "sink = exec" "command = $T_DIR/deliver.sh"
-	"timeout = 3s" "lease = 4s" "retry = 200ms" "max-attempts = 10"
-	"concurrency = $CONCURRENCY_X"
-	"[namespace b]" "sink = http"
+hx_conf
+conf+=("[namespace b]" "sink = http"
 	"url = http://127.0.0.1:$HOOK_PORT_h/slow/100/b"
 	"timeout = 3s" "lease = 4s" "retry = 200ms" "max-attempts = 10"
 	"concurrency = 4")

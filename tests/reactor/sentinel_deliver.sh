@@ -19,29 +19,14 @@
 . "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
 . "$(dirname "$TESTS_LIB")/deliver_lib.sh"
 t_start 150
-sentinel_setup
-t_ok "a primary, a replica and three sentinels that agree"
-CUR_PORT=$P_PORT
-rcli() {
-	ncli "$CUR_PORT" "$@"
-}
-REDIS_URL=$SENTINEL_URL
-hookrecv_start h
+sentinel_deliver_setup
 x_command
 # ns_cli NS ARGS...: every namespace is on the master.
 ns_cli() {
 	shift
 	rcli "$@"
 }
-CONCURRENCY_H=8
-CONCURRENCY_X=4
-conf=("[namespace h]" "sink = http"
-	"url = http://127.0.0.1:$HOOK_PORT_h/slow/100/h"
-	"timeout = 3s" "lease = 4s" "retry = 200ms" "max-attempts = 10"
-	"concurrency = $CONCURRENCY_H"
-	"[namespace x]" "sink = exec" "command = $T_DIR/deliver.sh"
-	"timeout = 3s" "lease = 4s" "retry = 200ms" "max-attempts = 10"
-	"concurrency = $CONCURRENCY_X")
+hx_conf
 start_reactors 2 "${conf[@]}"
 t_ok "two reactors listen, on the master the sentinels named"
 

@@ -17,15 +17,9 @@
 # acks went to the old master, which took them, and were lost there.
 . "$TESTS_LIB"
 . "$(dirname "$TESTS_LIB")/sentinel_lib.sh"
+. "$(dirname "$TESTS_LIB")/deliver_lib.sh"
 t_start 150
-sentinel_setup
-t_ok "a primary, a replica and three sentinels that agree"
-CUR_PORT=$P_PORT
-rcli() {
-	ncli "$CUR_PORT" "$@"
-}
-REDIS_URL=$SENTINEL_URL
-hookrecv_start h
+sentinel_deliver_setup
 
 # left NAME: how many events NAME-* are due, in flight and dead.
 left() {
