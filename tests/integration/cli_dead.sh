@@ -45,25 +45,21 @@ t_is "get prints the url of a pending event" "$OUT" \
     '{"ns":"hooks","id":"a","payload":"{\"n\":1}","due":1000,"state":"pending","attempts":0,"url":"https://example.com/cb?id=a"}'
 d0=$(digest)
 nowhere="unix://$T_DIR/nowhere.sock"
-for u in 'ftp://example.com/:bad url "ftp://example.com/": must start with http:// or https://' \
-    'https://a b/:bad url "https://a b/": byte 0x20 at offset 9 is not allowed' \
-    ':bad url: empty'; do
-	run "$LAPSE" -r "$nowhere" schedule hooks x --in 1h --url "${u%%:bad*}"
-	t_is "schedule --url '${u%%:bad*}': exit 2 before connecting" \
-	    "$RC:$ERR" "2:lapse: bad${u#*:bad}"
-done
-# URLs the reactor could never call (webhook_url_check): refused here,
-# rather than accepted and then sent to the dead stream at the first
-# attempt with "its url is not valid: ...".
-for u in 'http://u:s3cret@example.com/cb|URL must not contain user info (send credentials in a header)' \
-    'https://example.com/cb#top|URL must not have a fragment' \
-    "https://example.com/caf$(printf '\303\251')|URL has a space, a control character or a non-ASCII byte" \
-    'https://example.com:0/cb|URL port must be a number from 1 to 65535' \
-    'https://example.com:99999/cb|URL port must be a number from 1 to 65535' \
-    'http:///cb|URL has no host'; do
+# Beside the library's checks, URLs the reactor could never call
+# (webhook_url_check): refused here, rather than accepted and then sent to
+# the dead stream at the first attempt with "its url is not valid: ...".
+for u in 'ftp://example.com/|bad url "ftp://example.com/": must start with http:// or https://' \
+    'https://a b/|bad url "https://a b/": byte 0x20 at offset 9 is not allowed' \
+    '|bad url: empty' \
+    'http://u:s3cret@example.com/cb|bad url: URL must not contain user info (send credentials in a header)' \
+    'https://example.com/cb#top|bad url: URL must not have a fragment' \
+    "https://example.com/caf$(printf '\303\251')|bad url: URL has a space, a control character or a non-ASCII byte" \
+    'https://example.com:0/cb|bad url: URL port must be a number from 1 to 65535' \
+    'https://example.com:99999/cb|bad url: URL port must be a number from 1 to 65535' \
+    'http:///cb|bad url: URL has no host'; do
 	run "$LAPSE" -r "$nowhere" schedule hooks x --in 1h --url "${u%%|*}"
 	t_is "schedule --url '${u%%|*}': exit 2 before connecting" \
-	    "$RC:$OUT:$ERR" "2::lapse: bad url: ${u#*|}"
+	    "$RC:$OUT:$ERR" "2::lapse: ${u#*|}"
 done
 run lapse_cli schedule hooks x --in 1h --url \
     "https://$(head -c 2041 /dev/zero | tr '\0' x)"
